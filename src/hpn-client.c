@@ -1,0 +1,102 @@
+/*
+ * HPN patch set: client-side behaviour of hpnssh that is not about speed.
+ *
+ *  - Port fallback: hpnssh connects to HPN_DEFAULT_PORT (2222) when no port
+ *    was given; when every address refuses (or times out within
+ *    ConnectTimeout) it retries once on FallbackPort (22), so hpnssh works
+ *    against hosts that only run a stock sshd.
+ *  - Legacy scp: when hpnscp runs hpnssh against an HPN peer that installs
+ *    hpn-prefixed programs, the remote "scp -t/-f" becomes "hpnscp -t/-f",
+ *    as an HPN-only host may lack scp.
+ *
+ * Linked into hpnssh only (it logs and may use client-only code).
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "packet.h"
+#include "hpn.h"
+
+/*
+ * Called when connecting to every address of host failed with errno err.
+ * want_fallback is true only when the port was not chosen by the user and
+ * the Fallback option is on.  Returns the port to retry on, after
+ * rewriting the port of every address in aitop, or 0: no retry.
+ */
+int
+hpn_connect_fallback(const char *host, struct addrinfo *aitop, int err,
+    int want_fallback, int fallback_port)
+{
+	struct addrinfo *ai;
+	int from = -1;
+
+	if (!want_fallback || fallback_port <= 0 || aitop == NULL)
+		return 0;
+	if (err != ECONNREFUSED && err != ETIMEDOUT)
+		return 0;
+	for (ai = aitop; ai != NULL; ai = ai->ai_next) {
+		switch (ai->ai_family) {
+		case AF_INET:
+			from = ntohs(((struct sockaddr_in *)
+			    ai->ai_addr)->sin_port);
+			((struct sockaddr_in *)ai->ai_addr)->sin_port =
+			    htons(fallback_port);
+			break;
+		case AF_INET6:
+			from = ntohs(((struct sockaddr_in6 *)
+			    ai->ai_addr)->sin6_port);
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port =
+			    htons(fallback_port);
+			break;
+		}
+	}
+	if (from == -1 || from == fallback_port)
+		return 0;
+	logit("hpnssh: %s port %d: %s; falling back to port %d "
+	    "(set Port or Fallback no to change this)", host, from,
+	    strerror(err), fallback_port);
+	return fallback_port;
+}
+
+/* Legacy scp from hpnscp to an HPN peer: run hpnscp remotely. */
+void
+hpn_scp_remote_command(struct ssh *ssh, struct sshbuf *command)
+{
+	static const char scp[] = "scp ";
+	struct sshbuf *b;
+	const char *v;
+	int r;
+
+	if ((v = getenv(HPN_SCP_ENV)) == NULL || strcmp(v, "1") != 0)
+		return;
+	if (command == NULL || sshbuf_len(command) < sizeof(scp) - 1 ||
+	    memcmp(sshbuf_ptr(command), scp, sizeof(scp) - 1) != 0)
+		return;
+	if (!hpn_peer_has_hpn_names(ssh)) {
+		debug_f("peer has no hpnscp: remote program stays scp");
+		return;
+	}
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if ((r = sshbuf_put(b, "hpn", 3)) != 0 ||
+	    (r = sshbuf_putb(b, command)) != 0)
+		fatal_fr(r, "compose command");
+	sshbuf_reset(command);
+	if ((r = sshbuf_putb(command, b)) != 0)
+		fatal_fr(r, "sshbuf_putb");
+	sshbuf_free(b);
+	debug_f("HPN peer: remote program is hpnscp");
+}
