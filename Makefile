@@ -1,0 +1,180 @@
+# HPN patch set for OpenSSH portable: top-level build.
+#
+#   make                  fetch, verify, patch, configure and build the hpn suite
+#   make stock            the same tarball and security fixes, without our series
+#   make check            every test: unit, HPN regress, OpenSSH's full suite
+#   make check-quick      unit, HPN regress and a subset of OpenSSH's t-exec
+#   make demo             the main job: hpnscp at work
+#   make install PREFIX=/usr DESTDIR=/tmp/x
+#   make dev-tree         an editable quilt tree (see HACKING.md)
+#   make deps             apt-get install what the build and tests need (root)
+#
+# Never run the test targets with -j: OpenSSH's regress suite is serial.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := all
+# Parallelism lives inside the OpenSSH build only.
+.NOTPARALLEL:
+
+include upstream/openssh.mk
+
+TOP := $(CURDIR)
+B := $(TOP)/build
+DL := $(B)/dl
+LOGS := $(B)/logs
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# Install layout.  Changing any of these reconfigures the hpn build.
+PREFIX ?= /usr/local
+ifeq ($(PREFIX),/usr)
+SYSCONFDIR ?= /etc/hpnssh
+else
+SYSCONFDIR ?= $(PREFIX)/etc/hpnssh
+endif
+LIBEXECDIR ?= $(PREFIX)/libexec
+MANDIR ?= $(PREFIX)/share/man
+PIDDIR ?= /run
+PRIVSEP_USER ?= hpnsshd
+PRIVSEP_PATH ?= /var/empty
+DESTDIR ?=
+
+# What both builds share, so that hpn and stock differ only by our series.
+COMMON_CONFIGURE := --with-privsep-user=$(PRIVSEP_USER) \
+	--with-privsep-path=$(PRIVSEP_PATH) --with-pid-dir=$(PIDDIR) \
+	--without-pam --with-zlib --with-libedit --with-mantype=doc \
+	--without-security-key-builtin --without-kerberos5 --without-selinux \
+	--with-xauth=/usr/bin/xauth
+HPN_CONFIGURE := --prefix=$(PREFIX) --sysconfdir=$(SYSCONFDIR) \
+	--libexecdir=$(LIBEXECDIR) --mandir=$(MANDIR) \
+	$(COMMON_CONFIGURE) $(EXTRA_CONFIGURE)
+STOCK_CONFIGURE := --prefix=/usr/local --sysconfdir=/usr/local/etc/ssh \
+	$(COMMON_CONFIGURE) $(EXTRA_CONFIGURE)
+
+HPN_DIR := $(B)/hpn
+STOCK_DIR := $(B)/stock
+TREE := openssh-$(OPENSSH_VERSION)
+HPN_TREE := $(HPN_DIR)/$(TREE)
+STOCK_TREE := $(STOCK_DIR)/$(TREE)
+
+SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
+SRCS := $(wildcard src/*.c src/*.h)
+
+.PHONY: all build stock fetch deps demo install dev-tree patch-check \
+	check check-quick check-unit check-install check-hpn check-openssh check-openssh-quick \
+	check-prep clean distclean FORCE
+
+all build: $(HPN_DIR)/.built
+	@echo "hpn suite built in $(HPN_TREE) ($$($(HPN_TREE)/ssh -V 2>&1))"
+
+stock: $(STOCK_DIR)/.built
+	@echo "stock OpenSSH built in $(STOCK_TREE) ($$($(STOCK_TREE)/ssh -V 2>&1))"
+
+fetch: $(DL)/.fetched
+
+deps:
+	@scripts/deps.sh install
+
+# ---------------------------------------------------------------------------
+# fetch -> verify -> patch -> configure -> build
+
+$(DL)/.fetched: upstream/openssh.mk scripts/fetch-upstream.sh
+	@scripts/deps.sh check build
+	@scripts/fetch-upstream.sh $(DL)
+	@touch $@
+
+$(HPN_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh $(SERIES)
+	@scripts/prepare-tree.sh hpn $(DL) $(HPN_DIR)
+	@touch $@
+
+$(STOCK_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
+	@scripts/prepare-tree.sh stock $(DL) $(STOCK_DIR)
+	@touch $@
+
+# Rewritten only when the arguments change, so they act as a dependency.
+$(HPN_DIR)/.configure-args: FORCE
+	@mkdir -p $(@D); echo '$(HPN_CONFIGURE)' | cmp -s - $@ || echo '$(HPN_CONFIGURE)' > $@
+$(STOCK_DIR)/.configure-args: FORCE
+	@mkdir -p $(@D); echo '$(STOCK_CONFIGURE)' | cmp -s - $@ || echo '$(STOCK_CONFIGURE)' > $@
+
+$(HPN_DIR)/.configured: $(HPN_DIR)/.prepared $(HPN_DIR)/.configure-args
+	@scripts/build.sh configure hpn $(HPN_TREE) $(LOGS) $(HPN_CONFIGURE)
+	@touch $@
+$(STOCK_DIR)/.configured: $(STOCK_DIR)/.prepared $(STOCK_DIR)/.configure-args
+	@scripts/build.sh configure stock $(STOCK_TREE) $(LOGS) $(STOCK_CONFIGURE)
+	@touch $@
+
+$(HPN_DIR)/.built: $(HPN_DIR)/.configured $(SRCS)
+	@scripts/build.sh sync-src hpn $(HPN_TREE) $(LOGS)
+	@scripts/build.sh make hpn $(HPN_TREE) $(LOGS) -j$(JOBS)
+	@touch $@
+$(STOCK_DIR)/.built: $(STOCK_DIR)/.configured
+	@scripts/build.sh make stock $(STOCK_TREE) $(LOGS) -j$(JOBS)
+	@touch $@
+
+FORCE:
+
+# ---------------------------------------------------------------------------
+# the main job: hpnscp at work (a loopback copy until the WAN demo exists)
+
+demo: $(HPN_DIR)/.built check-prep
+	@scripts/demo-loopback.sh $(HPN_TREE)
+
+# ---------------------------------------------------------------------------
+# install: upstream's install into a staging directory, renamed to the hpn
+# names, then copied into $(DESTDIR); existing config files are kept.
+
+install: $(HPN_DIR)/.built
+	@scripts/install.sh $(HPN_TREE) "$(DESTDIR)"
+
+# ---------------------------------------------------------------------------
+# developer workflow (HACKING.md)
+
+dev-tree: $(DL)/.fetched
+	@scripts/dev-tree.sh $(DL) $(B)/dev
+
+# Applies the series to a fresh tree: fails on a missing patch, a DEP-3
+# header missing, fuzz or offset.
+patch-check: $(DL)/.fetched
+	@scripts/patch-check.sh $(DL) $(B)/patch-check
+
+# ---------------------------------------------------------------------------
+# tests (never with -j)
+
+check-prep:
+	@scripts/deps.sh check test
+	@scripts/test-prep.sh $(PRIVSEP_USER) $(PRIVSEP_PATH)
+
+check-unit: $(HPN_DIR)/.built
+	@$(MAKE) --no-print-directory -C tests/unit TREE=$(HPN_TREE) check
+
+check-install: $(HPN_DIR)/.built
+	@tests/install/test-install.sh $(TOP)
+
+check-hpn: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@scripts/run-regress.sh hpn $(HPN_TREE) $(LOGS) $(STOCK_TREE)
+
+check-openssh: $(HPN_DIR)/.built check-prep
+	@scripts/run-regress.sh openssh $(HPN_TREE) $(LOGS)
+
+check-openssh-quick: $(HPN_DIR)/.built check-prep
+	@scripts/run-regress.sh openssh-quick $(HPN_TREE) $(LOGS)
+
+check-stock-openssh: $(STOCK_DIR)/.built check-prep
+	@scripts/run-regress.sh openssh $(STOCK_TREE) $(LOGS)
+
+check: patch-check check-unit check-install check-hpn check-openssh
+	@echo "make check: all tests passed"
+
+check-quick: patch-check check-unit check-install check-hpn check-openssh-quick
+	@echo "make check-quick: all tests passed"
+
+# ---------------------------------------------------------------------------
+
+clean:
+	rm -rf $(HPN_DIR) $(STOCK_DIR) $(B)/dev $(B)/patch-check $(LOGS)
+	@$(MAKE) --no-print-directory -C tests/unit clean
+
+# Also forgets the downloaded (verified) tarballs.
+distclean: clean
+	rm -rf $(B)
