@@ -1,0 +1,159 @@
+/*
+ * Unit tests of the HPN patch set's own code that is not about speed:
+ * telling HPN peers from others by their banner, and the port fallback.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_helper.h"
+
+#include "sshbuf.h"
+#include "packet.h"
+#include "kex.h"
+#include "log.h"
+#include "hpn.h"
+
+void tests(void);
+
+/* f() on an ssh whose peer sent banner; we are the client unless server. */
+static int
+peer_check(int (*f)(struct ssh *), const char *banner, int server)
+{
+	struct ssh ssh;
+	struct kex *kex;
+	int r;
+
+	memset(&ssh, 0, sizeof(ssh));
+	ASSERT_PTR_NE(kex = kex_new(), NULL);
+	kex->server = server;
+	ASSERT_INT_EQ(sshbuf_put(server ? kex->client_version :
+	    kex->server_version, banner, strlen(banner)), 0);
+	ASSERT_INT_EQ(sshbuf_put(server ? kex->server_version :
+	    kex->client_version, "SSH-2.0-OpenSSH_10.0p2_hpn1",
+	    strlen("SSH-2.0-OpenSSH_10.0p2_hpn1")), 0);
+	ssh.kex = kex;
+	r = f(&ssh);
+	kex_free(kex);
+	return r;
+}
+
+static int
+peer_is_hpn(const char *banner, int server)
+{
+	return peer_check(hpn_peer_is_hpn, banner, server);
+}
+
+static int
+peer_has_names(const char *banner)
+{
+	return peer_check(hpn_peer_has_hpn_names, banner, 0);
+}
+
+static struct addrinfo *
+addrs(const char *host, const char *port)
+{
+	struct addrinfo hints, *ai = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	ASSERT_INT_EQ(getaddrinfo(host, port, &hints, &ai), 0);
+	return ai;
+}
+
+static int
+port_of(struct addrinfo *ai)
+{
+	if (ai->ai_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)ai->ai_addr)->sin6_port);
+	return ntohs(((struct sockaddr_in *)ai->ai_addr)->sin_port);
+}
+
+void
+tests(void)
+{
+	struct addrinfo *ai;
+
+	log_init("test_hpn", SYSLOG_LEVEL_QUIET, SYSLOG_FACILITY_USER, 1);
+
+	TEST_START("banner: our own tag");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.0p2" HPN_VERSION_TAG, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.0p2" HPN_VERSION_TAG, 1), 1);
+	TEST_DONE();
+
+	TEST_START("banner: HPN-SSH style tag");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 0), 1);
+	TEST_DONE();
+
+	TEST_START("banner: stock peers");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.0", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u6", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-PuTTY_Release_0.78", 1), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-dropbear_2022.83", 1), 0);
+	TEST_DONE();
+
+	TEST_START("banner: hpn only in the comment does not count");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6 hpn-lookalike", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6\r\nhpn", 0), 0);
+	TEST_DONE();
+
+	TEST_START("banner: malformed or short");
+	ASSERT_INT_EQ(peer_is_hpn("", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("HTTP/1.1 hpn", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-hp", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-xhpn", 0), 1);
+	ASSERT_INT_EQ(hpn_peer_is_hpn(NULL), 0);
+	TEST_DONE();
+
+	TEST_START("banner: who installs hpnscp");
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0p2" HPN_VERSION_TAG), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0p2_hpn0.0.1"), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0"), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn17v0"), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn16v1"), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.0p1-HPN14v16"), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn"), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn99999999999999999999"), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0"), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.6 _hpn1"), 0);
+	TEST_DONE();
+
+	TEST_START("fallback: refused on the default port");
+	ai = addrs("127.0.0.1", "2222");
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ECONNREFUSED, 1, 22), 22);
+	ASSERT_INT_EQ(port_of(ai), 22);
+	/* Once only: a second failure, now on 22, does not retry. */
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ECONNREFUSED, 1, 22), 0);
+	freeaddrinfo(ai);
+	TEST_DONE();
+
+	TEST_START("fallback: timeout falls back too, IPv6 as well");
+	ai = addrs("::1", "2222");
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ETIMEDOUT, 1, 2200), 2200);
+	ASSERT_INT_EQ(port_of(ai), 2200);
+	freeaddrinfo(ai);
+	TEST_DONE();
+
+	TEST_START("fallback: not wanted, or other errors");
+	ai = addrs("127.0.0.1", "2222");
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ECONNREFUSED, 0, 22), 0);
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, EHOSTUNREACH, 1, 22), 0);
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ENETUNREACH, 1, 22), 0);
+	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ECONNREFUSED, 1, 0), 0);
+	ASSERT_INT_EQ(hpn_connect_fallback("h", NULL, ECONNREFUSED, 1, 22), 0);
+	ASSERT_INT_EQ(port_of(ai), 2222);
+	freeaddrinfo(ai);
+	TEST_DONE();
+}
