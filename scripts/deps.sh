@@ -10,8 +10,9 @@ build_pkgs="gcc:cc make:make patch:patch xz-utils:xz ca-certificates:/etc/ssl/ce
 libssl-dev:/usr/include/openssl/evp.h zlib1g-dev:/usr/include/zlib.h
 libedit-dev:/usr/include/histedit.h pkg-config:pkg-config quilt:quilt"
 test_pkgs="putty-tools:plink dropbear-bin:dropbear iproute2:ip iputils-ping:ping
-iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh"
-bench_pkgs="gnuplot-nox:gnuplot"
+iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
+openssh-server:/usr/sbin/sshd"
+bench_pkgs="gnuplot-nox:gnuplot jq:jq"
 
 want() {
 	case "$1" in
@@ -56,6 +57,14 @@ install)
 	export DEBIAN_FRONTEND=noninteractive
 	echo "deps: apt-get install $m"
 	apt-get update -q || echo "deps: apt-get update failed; trying the install anyway" >&2
+	# The tests run Debian's sshd (openssh-server) by hand as an interop
+	# peer; its package must not start the system service.
+	prc=/usr/sbin/policy-rc.d
+	if [ ! -e "$prc" ]; then
+		printf '#!/bin/sh\nexit 101\n' > "$prc"
+		chmod 755 "$prc"
+		trap 'rm -f "$prc"' EXIT
+	fi
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $m
 	;;

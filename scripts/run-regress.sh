@@ -59,7 +59,7 @@ set +e
 make "${target[@]}" > "$log" 2>&1 < /dev/null &
 mpid=$!
 # Follow the log for progress (bounded by make's own end).
-tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^skip test|^failed|FAIL|passed$' |
+tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skip test|^failed|FAIL|passed$' |
     sed -u 's/^/  /'
 wait $mpid
 rc=$?
@@ -70,7 +70,8 @@ summary() {
 	# Each "run test X ..." line, then SKIPPED lines of that test.
 	awk '
 	/^run test / { t = $3; n++ }
-	/^SKIPPED: / { sub(/^SKIPPED: /, ""); printf "    skipped %s: %s\n", t, $0; s++ }
+	/^SKIPPED: |^[Ss]kipped[ :(]/ {
+		sub(/^(SKIPPED|[Ss]kipped):? */, ""); printf "    skipped %s: %s\n", t, $0; s++ }
 	/^skip test / { printf "    skipped %s: listed in SKIP_LTESTS\n", $3; s++ }
 	END { printf "  %d tests run, %d skipped\n", n, s }' "$log"
 }

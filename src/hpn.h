@@ -23,9 +23,18 @@
 /* Environment variable hpnscp sets for the ssh it runs (legacy mode). */
 #define HPN_SCP_ENV		"HPNSCP_LEGACY_REMOTE"
 
+/* Dynamic receive windows (hpn-window.c). */
+#define HPN_WINDOW_GROW_MIN	(2 * 1024 * 1024)	/* channels that grow */
+#define HPN_WINDOW_MAX_DEFAULT	(64 * 1024 * 1024)	/* HPNBufferSize */
+#define HPN_WINDOW_MAX_LIMIT	(112 * 1024 * 1024)	/* < sshbuf max */
+#define HPN_STOCK_PEER_WINDOW_MAX (15 * 1024 * 1024)	/* < CHAN_INPUT_MAX */
+#define HPN_RCVBUF_LIMIT	(1024 * 1024 * 1024)	/* TcpRcvBuf */
+#define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
+
 struct ssh;
 struct sshbuf;
 struct addrinfo;
+struct Channel;
 
 /* HPN-SSH installs hpn-prefixed programs since this major version. */
 #define HPNSSH_NAMES_SINCE	17
@@ -33,6 +42,29 @@ struct addrinfo;
 /* hpn-compat.c: what the peer is. */
 int	hpn_peer_is_hpn(struct ssh *);
 int	hpn_peer_has_hpn_names(struct ssh *);
+
+/* hpn-options.c: parsing shared by ssh and sshd. */
+int	hpn_parse_size(const char *, u_int, u_int, u_int *);
+
+/* hpn-sftp.c: requests in flight (upstream: 64) */
+#define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)
+#define HPN_SFTP_REQUESTS_MIN	64
+#define HPN_SFTP_REQUESTS_MAX	1024
+u_int	hpn_sftp_num_requests(u_int, u_int64_t);
+
+/* hpn-buffers.c: sshbuf grows geometrically past this size */
+#define HPN_SSHBUF_GEOMETRIC	(256 * 1024)
+size_t	hpn_sshbuf_grow(size_t, size_t, size_t);
+
+/* sftp-server stops taking requests while its output queue holds this. */
+#define HPN_SFTP_OQUEUE_MAX	(1024 * 1024)
+
+/* hpn-window.c */
+void	hpn_window_setup(struct ssh *, int, int, u_int, u_int);
+int	hpn_window_adjust_due(struct ssh *, struct Channel *);
+void	hpn_window_pong(struct ssh *, const u_char *, size_t);
+void	hpn_channel_summary(struct Channel *);
+size_t	hpn_channel_input_max(struct Channel *);
 
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);

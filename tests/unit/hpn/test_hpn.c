@@ -130,6 +130,77 @@ tests(void)
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.6 _hpn1"), 0);
 	TEST_DONE();
 
+	TEST_START("sizes: KiB by default, suffixes, limits");
+	{
+		u_int v = 7;
+
+		ASSERT_INT_EQ(hpn_parse_size("65536", 1024, 112 << 20, &v), 0);
+		ASSERT_U_INT_EQ(v, 64 << 20);
+		ASSERT_INT_EQ(hpn_parse_size("64M", 1024, 112 << 20, &v), 0);
+		ASSERT_U_INT_EQ(v, 64 << 20);
+		ASSERT_INT_EQ(hpn_parse_size("1k", 1024, 112 << 20, &v), 0);
+		ASSERT_U_INT_EQ(v, 1024);
+		ASSERT_INT_EQ(hpn_parse_size("0", 1024, 112 << 20, &v), 0);
+		ASSERT_U_INT_EQ(v, 0);
+		ASSERT_INT_EQ(hpn_parse_size("112M", 1024, 112 << 20, &v), 0);
+		v = 7;
+		ASSERT_INT_EQ(hpn_parse_size("113M", 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("1", 2048, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("-1", 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("12x", 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("x", 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("", 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size(NULL, 1024, 112 << 20, &v), -1);
+		ASSERT_INT_EQ(hpn_parse_size("99999999999999999999", 1024,
+		    112 << 20, &v), -1);
+		ASSERT_U_INT_EQ(v, 7);	/* untouched on error */
+	}
+	TEST_DONE();
+
+	TEST_START("sftp: requests cover 64 MiB, within limits");
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024, 0), 258);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(32 * 1024, 0), 1024);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(0, 0), 1024);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(4 << 20, 0), 64);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024, 100), 100);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024, 1), 1);
+	TEST_DONE();
+
+	TEST_START("sshbuf growth: exact when small, geometric when large");
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(1024, 2048, 128 << 20), 2048);
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(4 << 20, (4 << 20) + 32768,
+	    128 << 20), 6 << 20);
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(4 << 20, 10 << 20, 128 << 20),
+	    10 << 20);
+	/* Near the maximum: never past it. */
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(80 << 20, (80 << 20) + 256,
+	    100 << 20), (80 << 20) + 256);
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(60 << 20, (60 << 20) + 256,
+	    64 << 20), (60 << 20) + 256);
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(40 << 20, (40 << 20) + 256,
+	    64 << 20), 60 << 20);
+	TEST_DONE();
+
+	TEST_START("sshbuf: a large buffer filled in small steps");
+	{
+		struct sshbuf *b;
+		u_char chunk[32768];
+		size_t i;
+
+		memset(chunk, 'x', sizeof(chunk));
+		ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+		for (i = 0; i < 2048; i++)	/* 64 MiB */
+			ASSERT_INT_EQ(sshbuf_put(b, chunk, sizeof(chunk)), 0);
+		ASSERT_SIZE_T_EQ(sshbuf_len(b), (size_t)64 << 20);
+		ASSERT_INT_EQ(sshbuf_consume(b, (size_t)32 << 20), 0);
+		for (i = 0; i < 1024; i++)
+			ASSERT_INT_EQ(sshbuf_put(b, chunk, sizeof(chunk)), 0);
+		ASSERT_SIZE_T_EQ(sshbuf_len(b), (size_t)64 << 20);
+		ASSERT_U8_EQ(*(sshbuf_ptr(b) + sshbuf_len(b) - 1), 'x');
+		sshbuf_free(b);
+	}
+	TEST_DONE();
+
 	TEST_START("fallback: refused on the default port");
 	ai = addrs("127.0.0.1", "2222");
 	ASSERT_INT_EQ(hpn_connect_fallback("h", ai, ECONNREFUSED, 1, 22), 22);

@@ -1,0 +1,51 @@
+/*
+ * HPN patch set: option values shared by hpnssh and hpnsshd.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "misc.h"
+#include "xmalloc.h"
+#include "hpn.h"
+
+/*
+ * A buffer size: a plain number counts KiB, as in HPN-SSH's configuration
+ * files ("HPNBufferSize 65536" is 64 MiB); a number with a K, M or G suffix
+ * is scaled ("64M").  0 is accepted and means "not set".  Returns 0 and
+ * sets *valp (bytes), or -1 when arg is not a size in [min, max] bytes.
+ */
+int
+hpn_parse_size(const char *arg, u_int min, u_int max, u_int *valp)
+{
+	long long v;
+	char *ep, *tmp;
+	int r;
+
+	if (arg == NULL || *arg == '\0')
+		return -1;
+	if (isdigit((u_char)arg[strlen(arg) - 1])) {
+		errno = 0;
+		v = strtoll(arg, &ep, 10);
+		if (*ep != '\0' || errno != 0 || v < 0 || v > LLONG_MAX / 1024)
+			return -1;
+		v *= 1024;
+	} else {
+		tmp = xstrdup(arg);
+		r = scan_scaled(tmp, &v);
+		free(tmp);
+		if (r == -1 || v < 0)
+			return -1;
+	}
+	if (v != 0 && (v < min || v > max))
+		return -1;
+	*valp = (u_int)v;
+	return 0;
+}

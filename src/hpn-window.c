@@ -1,0 +1,324 @@
+/*
+ * HPN patch set: dynamic receive windows.
+ *
+ * Stock OpenSSH advertises at most 2 MiB of channel window, so a channel
+ * moves at most 2 MiB per round trip whatever the path.  Here the window of
+ * each bulk channel (sessions, forwards, multiplexed sessions) grows, never
+ * shrinks, up to a cap:
+ *
+ *  - Over a TCP socket, to the socket's receive buffer (SO_RCVBUF), read
+ *    whenever a window adjust is about to be sent, so the window follows
+ *    the kernel's receive-buffer autotuning as it grows with the path's
+ *    bandwidth-delay product (TcpRcvBufPoll no: read once; TcpRcvBuf: a
+ *    fixed buffer asked of the kernel at connection set-up).
+ *
+ *  - Over anything else (ProxyCommand, ProxyJump: a pipe), there is no
+ *    receive buffer to read.  The window then grows from measurement: the
+ *    round-trip time of a ping@openssh.com PING (its PONG returns behind
+ *    the peer's data, so the time includes what waits in the peer's send
+ *    buffer) times the rate at which the channel's consumer took data over
+ *    that time, doubled for headroom.  A window that limits the transfer
+ *    gives rate x RTT = window, so the target doubles each round trip
+ *    until the window no longer limits (like TCP's slow start); a slow
+ *    consumer gives a low rate and no growth.  Peers without ping (OpenSSH
+ *    before 9.5) get doubling while the consumer keeps up.
+ *
+ *  - The cap is HPNBufferSize, and below 16 MiB towards a non-HPN OpenSSH
+ *    8.4 or later: such a sender stops reading its input at 16 MiB
+ *    (CHAN_INPUT_MAX), and larger windows were seen to make it collapse.
+ *
+ * Growth is sent as part of the next window adjust.  Once a window has
+ * grown past the stock size, adjusts are sent per 1/8 of the window rather
+ * than every three packets: fewer packets, same throughput.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "ssh2.h"
+#include "packet.h"
+#include "kex.h"
+#include "channels.h"
+#include "hpn.h"
+
+/* What the configuration said, and what was learnt of the connection. */
+static struct {
+	int	configured;
+	int	disabled;
+	int	rcvbuf_poll;
+	u_int	rcvbuf_asked;	/* TcpRcvBuf, bytes; 0: the kernel's */
+	u_int	max_window;	/* HPNBufferSize, bytes */
+	int	fd;		/* connection socket, -1 when not one */
+	int	rcvbuf_read;	/* read once (TcpRcvBufPoll no) */
+	u_int	rcvbuf;		/* last SO_RCVBUF reading */
+	u_int	cap;		/* max_window, or less for this peer */
+	int	cap_known;
+	/* RTT measurement over non-socket transports */
+	int	ping_ok;
+	int	ping_outstanding;
+	u_int	ping_seq;
+	double	ping_sent;
+	double	rtt;		/* seconds, smoothed; 0: none yet */
+} hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1 };
+
+void
+hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
+    u_int rcvbuf, u_int max_window)
+{
+	int fd, v;
+	socklen_t len;
+	struct stat st;
+
+	hpn.configured = 1;
+	hpn.disabled = disabled;
+	hpn.rcvbuf_poll = rcvbuf_poll;
+	hpn.rcvbuf_asked = rcvbuf;
+	hpn.max_window = max_window;
+	hpn.fd = -1;
+	if (disabled) {
+		debug_f("HPN disabled: stock window sizes");
+		return;
+	}
+	fd = ssh_packet_get_connection_in(ssh);
+	len = sizeof(v);
+	if (fd < 0 || fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == -1) {
+		debug_f("transport is not a socket: window grows by "
+		    "measured rate x RTT");
+		return;
+	}
+	hpn.fd = fd;
+	if (rcvbuf != 0) {
+		v = (int)MINIMUM(rcvbuf, INT_MAX / 2);
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) == -1)
+			error_f("setsockopt SO_RCVBUF %d: %s", v,
+			    strerror(errno));
+		len = sizeof(v);
+		if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == 0)
+			debug_f("TcpRcvBuf %u: the kernel gave %d", rcvbuf, v);
+		/* A fixed buffer: nothing to follow. */
+		hpn.rcvbuf_poll = 0;
+	}
+	debug_f("window follows SO_RCVBUF (%d now)%s, up to %u", v,
+	    hpn.rcvbuf_poll ? ", polled" : "", max_window);
+}
+
+/*
+ * The peer's OpenSSH version as major * 10 + minor (e.g. 84), or -1 when
+ * the peer is not OpenSSH.
+ */
+static int
+peer_openssh_version(struct ssh *ssh)
+{
+	static const char tag[] = "SSH-2.0-OpenSSH_";
+	const struct sshbuf *b;
+	const char *p, *end;
+	int major = 0, minor = 0;
+
+	if (ssh->kex == NULL)
+		return -1;
+	b = ssh->kex->server ? ssh->kex->client_version :
+	    ssh->kex->server_version;
+	p = (const char *)sshbuf_ptr(b);
+	end = p + sshbuf_len(b);
+	/* "SSH-2.0-OpenSSH_9.2p1", "SSH-2.0-OpenSSH_for_Windows_8.6" */
+	if (sshbuf_len(b) < sizeof(tag) ||
+	    strncmp(p, tag, sizeof(tag) - 1) != 0)
+		return -1;
+	for (p += sizeof(tag) - 1; p < end && (*p < '0' || *p > '9'); p++)
+		if (*p == ' ' || *p == '\r' || *p == '\n')
+			return -1;
+	for (; p < end && *p >= '0' && *p <= '9' && major < 1000; p++)
+		major = major * 10 + (*p - '0');
+	if (p < end && *p == '.' && p + 1 < end && p[1] >= '0' && p[1] <= '9')
+		minor = p[1] - '0';
+	return major * 10 + minor;
+}
+
+/* The largest window we advertise on this connection. */
+static u_int
+window_cap(struct ssh *ssh)
+{
+	int v;
+
+	if (hpn.cap_known)
+		return hpn.cap;
+	hpn.cap = hpn.max_window;
+	if (ssh->kex != NULL && sshbuf_len(ssh->kex->server_version) > 0 &&
+	    sshbuf_len(ssh->kex->client_version) > 0) {
+		hpn.cap_known = 1;
+		v = peer_openssh_version(ssh);
+		if (!hpn_peer_is_hpn(ssh) && v >= 84 &&
+		    hpn.cap > HPN_STOCK_PEER_WINDOW_MAX) {
+			hpn.cap = HPN_STOCK_PEER_WINDOW_MAX;
+			debug_f("peer is OpenSSH %d.%d without HPN: windows "
+			    "capped at %u", v / 10, v % 10, hpn.cap);
+		}
+		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0;
+	}
+	return hpn.cap;
+}
+
+/* Send a PING to time a round trip (non-socket transports only). */
+static void
+ping_send(struct ssh *ssh)
+{
+	char tag[32];
+	int r;
+
+	if (!hpn.ping_ok || hpn.ping_outstanding || ssh_packet_is_rekeying(ssh))
+		return;
+	snprintf(tag, sizeof(tag), "hpn-rtt-%u", ++hpn.ping_seq);
+	if ((r = sshpkt_start(ssh, SSH2_MSG_PING)) != 0 ||
+	    (r = sshpkt_put_cstring(ssh, tag)) != 0 ||
+	    (r = sshpkt_send(ssh)) != 0)
+		fatal_fr(r, "send ping");
+	hpn.ping_sent = monotime_double();
+	hpn.ping_outstanding = 1;
+}
+
+void
+hpn_window_pong(struct ssh *ssh, const u_char *d, size_t len)
+{
+	char tag[32];
+	double rtt;
+
+	snprintf(tag, sizeof(tag), "hpn-rtt-%u", hpn.ping_seq);
+	if (!hpn.ping_outstanding || len != strlen(tag) ||
+	    memcmp(d, tag, len) != 0)
+		return;
+	hpn.ping_outstanding = 0;
+	rtt = monotime_double() - hpn.ping_sent;
+	hpn.rtt = hpn.rtt == 0 ? rtt : 0.75 * hpn.rtt + 0.25 * rtt;
+	debug3_f("rtt %.1f ms (smoothed %.1f ms)", rtt * 1e3, hpn.rtt * 1e3);
+}
+
+/* The window this channel should have now, from the socket or measurement. */
+static u_int
+window_target(struct ssh *ssh, Channel *c, const char **why)
+{
+	int v;
+	socklen_t len = sizeof(v);
+	double t, rate;
+	u_int64_t target;
+
+	if (hpn.fd != -1) {
+		if (hpn.rcvbuf_poll || !hpn.rcvbuf_read) {
+			if (getsockopt(hpn.fd, SOL_SOCKET, SO_RCVBUF,
+			    &v, &len) == 0 && v > 0)
+				hpn.rcvbuf = (u_int)v;
+			hpn.rcvbuf_read = 1;
+		}
+		*why = "TCP receive buffer";
+		return hpn.rcvbuf;
+	}
+	/* No socket: rate over the last measured round trip. */
+	t = monotime_double();
+	if (c->hpn_since == 0) {
+		c->hpn_since = t;
+		c->hpn_rx_since = c->hpn_rx;
+		ping_send(ssh);
+		return 0;
+	}
+	if (hpn.ping_ok) {
+		if (hpn.rtt == 0 || t - c->hpn_since < hpn.rtt) {
+			ping_send(ssh);
+			return 0;
+		}
+		rate = (c->hpn_rx - c->hpn_rx_since) / (t - c->hpn_since);
+		target = (u_int64_t)(2 * rate * hpn.rtt);
+		*why = "measured rate x RTT";
+		ping_send(ssh);
+	} else {
+		/* No way to time a round trip: grow while drained. */
+		if (sshbuf_len(c->output) > c->local_window_max / 8)
+			return 0;
+		target = (u_int64_t)c->local_window_max * 2;
+		*why = "peer keeps up (no RTT measurement)";
+	}
+	c->hpn_since = t;
+	c->hpn_rx_since = c->hpn_rx;
+	return (u_int)MINIMUM(target, UINT_MAX);
+}
+
+/*
+ * Called where channels.c decides whether to send a window adjust: grows
+ * the window when warranted (the growth goes out with the adjust) and
+ * returns whether an adjust is due.
+ */
+int
+hpn_window_adjust_due(struct ssh *ssh, Channel *c)
+{
+	u_int target, cap, old = c->local_window_max, gap;
+	const char *why = NULL;
+
+	if (!hpn.configured || hpn.disabled ||
+	    old < HPN_WINDOW_GROW_MIN || c->local_consumed == 0 ||
+	    c->local_window_max - c->local_window <= c->local_maxpacket * 3)
+		goto stock;
+	if (old < (cap = window_cap(ssh)) &&
+	    (target = window_target(ssh, c, &why)) > old) {
+		if (target > cap)
+			target = cap;
+		c->local_window_max = target;
+		c->local_consumed += target - old;
+		debug("channel %d: window %u -> %u (%s)", c->self, old,
+		    target, why);
+	}
+	if (c->local_window_max > HPN_WINDOW_GROW_MIN) {
+		/* A large window: adjust per 1/8 of it. */
+		gap = c->local_window_max - c->local_window;
+		return gap >= c->local_window_max / 8 ||
+		    c->local_window < c->local_window_max / 2;
+	}
+ stock:
+	return (c->local_window_max - c->local_window >
+	    c->local_maxpacket * 3) ||
+	    c->local_window < c->local_window_max / 2;
+}
+
+/*
+ * A channel closes (CLOSE received) or is freed, whichever comes first: one
+ * line at verbose level on what it carried.
+ */
+void
+hpn_channel_summary(Channel *c)
+{
+	if (c->hpn_reported || (c->hpn_rx == 0 && c->hpn_tx == 0))
+		return;
+	c->hpn_reported = 1;
+	verbose("channel %d: %s: received %llu bytes, sent %llu bytes, "
+	    "peak window %u (from %u)", c->self,
+	    c->remote_name ? c->remote_name : "?",
+	    (unsigned long long)c->hpn_rx, (unsigned long long)c->hpn_tx,
+	    c->local_window_max, c->hpn_window_start);
+}
+
+/*
+ * How much unsent data a channel may hold before it stops reading its
+ * input (upstream: the peer's whole window).  Data waiting here is not in
+ * flight: it is packetized only as the connection drains, so a few MiB
+ * keep the packetizer fed.  Holding more harms: near its 16 MiB limit
+ * (CHAN_INPUT_MAX) the buffer is compacted on every read, a memmove of
+ * the whole buffer per 32 KiB, which is what makes a sender collapse when
+ * the peer's window passes 16 MiB.
+ */
+size_t
+hpn_channel_input_max(Channel *c)
+{
+	return MINIMUM(c->remote_window, HPN_INPUT_STAGE);
+}

@@ -1,0 +1,313 @@
+#	HPN patch set: dynamic receive windows on an emulated long fat path
+#	(1 Gbit/s, 50 ms), towards HPN, stock 10.0p1 and Debian 9.2p1 peers:
+#	growth past 2 MiB, the cap towards stock OpenSSH >= 8.4, multiplexed
+#	sessions, -L forwards, ProxyJump, sftp/scp, and option errors.
+#	Placed in the Public Domain.
+
+tid="hpn windows"
+
+STOCK_WINDOW_CAP=15728640
+STOCK_WINDOW=2097152
+
+# --- option values (no path needed)
+for opt in HPNBufferSize=0 HPNBufferSize=113M HPNBufferSize=64Q \
+    HPNBufferSize=-1 TcpRcvBuf=2G TcpRcvBuf=x TcpRcvBufPoll=maybe \
+    HPNDisabled=2; do
+	if ${REAL_SSH} -G -F $OBJ/ssh_config -o "$opt" somehost \
+	    > $OBJ/hpnw-opt.out 2>&1; then
+		fail "ssh accepted bad option -o $opt"
+	fi
+	grep -Eqi "bad (hpnbuffersize|tcprcvbuf)|unsupported option" \
+	    $OBJ/hpnw-opt.out || fail "ssh: no clear error for -o $opt: `cat $OBJ/hpnw-opt.out`"
+	if ${REAL_SSHD} -T -f $OBJ/sshd_config -o "$opt" > $OBJ/hpnw-opt.out 2>&1; then
+		fail "sshd accepted bad option -o $opt"
+	fi
+	grep -Eqi "bad (hpnbuffersize|tcprcvbuf)|unsupported option" \
+	    $OBJ/hpnw-opt.out || fail "sshd: no clear error for -o $opt: `cat $OBJ/hpnw-opt.out`"
+done
+g=`${REAL_SSH} -G -F $OBJ/ssh_config -o HPNBufferSize=16M -o TcpRcvBuf=4096 somehost`
+echo "$g" | grep -qx 'hpnbuffersize 16384' || fail "HPNBufferSize=16M not shown as 16384 KiB"
+echo "$g" | grep -qx 'tcprcvbuf 4096' || fail "TcpRcvBuf=4096 not shown"
+g=`${REAL_SSH} -G -F $OBJ/ssh_config somehost`
+for l in 'hpndisabled no' 'tcprcvbufpoll yes' 'tcprcvbuf 0' 'hpnbuffersize 65536'; do
+	echo "$g" | grep -qx "$l" || fail "ssh -G does not show default '$l'"
+done
+t=`${REAL_SSHD} -T -f $OBJ/sshd_config -o HPNBufferSize=32768`
+echo "$t" | grep -qx 'hpnbuffersize 32768' || fail "sshd -T: hpnbuffersize"
+echo "$t" | grep -qx 'tcprcvbufpoll yes' || fail "sshd -T: tcprcvbufpoll"
+
+# A configuration written for HPN-SSH loads (its unknown options ignored).
+cat $OBJ/ssh_config > $OBJ/ssh_config.hpnssh
+cat >> $OBJ/ssh_config.hpnssh <<EOF
+	HPNDisabled no
+	TcpRcvBufPoll yes
+	TcpRcvBuf 8192
+	HPNBufferSize 65536
+	NoneEnabled no
+	NoneSwitch no
+	NoneMacEnabled no
+	DisableMTAES no
+	UseMPTCP no
+	Metrics no
+	MetricsInterval 5
+	MetricsPath /tmp/metrics
+	RemoteRcvBuf 4096
+	Fallback yes
+	FallbackPort 22
+EOF
+${REAL_SSH} -G -F $OBJ/ssh_config.hpnssh somehost > /dev/null ||
+	fail "an HPN-SSH client configuration was rejected"
+cat $OBJ/sshd_config > $OBJ/sshd_config.hpnssh
+cat >> $OBJ/sshd_config.hpnssh <<EOF
+HPNDisabled no
+TcpRcvBufPoll yes
+TcpRcvBuf 8192
+HPNBufferSize 65536
+NoneEnabled no
+NoneMacEnabled no
+DisableMTAES no
+UseMPTCP no
+EOF
+${REAL_SSHD} -t -f $OBJ/sshd_config.hpnssh || fail "an HPN-SSH server configuration was rejected"
+
+# --- the emulated path
+NETPATH="$HPN_TOP/bench/netpath/netpath"
+if [ "`id -u`" != "0" ]; then
+	skip "path tests need root (network namespaces)"
+fi
+if [ -z "$HPN_TOP" ] || [ ! -x "$NETPATH" ]; then
+	skip "no bench/netpath (HPN_TOP not set)"
+fi
+NP=hpnrw$$
+NP=`echo $NP | cut -c1-12`
+CNS="ip netns exec $NP-c"
+SNS="ip netns exec $NP-s"
+SADDR=10.201.0.2
+hpnw_pids=""
+hpnw_cleanup() {
+	for p in $hpnw_pids; do
+		kill $p 2>/dev/null
+	done
+	$NETPATH down --name $NP > /dev/null 2>&1
+}
+trap hpnw_cleanup EXIT
+$NETPATH up --name $NP --rtt 50 --rate 1000 > $OBJ/hpnw-path.log 2>&1 ||
+	fatal "netpath up failed: `cat $OBJ/hpnw-path.log`"
+
+DATA=$OBJ/hpnw-data
+OUT=$OBJ/hpnw-out
+dd if=/dev/urandom of=$DATA bs=1048576 count=48 2>/dev/null
+
+# path_sshd NAME BINARY PORT [sshd_config lines...]: an sshd in the server
+# namespace; test-exec's config minus what differs between versions.
+path_sshd() {
+	n=$1 bin=$2 port=$3
+	shift 3
+	cfg=$OBJ/sshd_config.$n
+	grep -Eiv '^[[:space:]]*(Port|ListenAddress|AddressFamily|PidFile|LogLevel|SshdSessionPath|SshdAuthPath|PerSourcePenalties|Subsystem)[[:space:]]' \
+	    $OBJ/sshd_config > $cfg
+	printf '\tPort %s\n\tListenAddress %s\n\tPidFile %s\n\tLogLevel DEBUG1\n' \
+	    $port $SADDR $OBJ/pidfile.$n >> $cfg
+	for l in "$@"; do
+		echo "	$l" >> $cfg
+	done
+	rm -f $OBJ/pidfile.$n
+	$SNS $bin -f $cfg -E $OBJ/hpnw-sshd.$n.log ||
+		fatal "cannot start the $n sshd: `tail -5 $OBJ/hpnw-sshd.$n.log`"
+	i=0
+	while [ ! -s $OBJ/pidfile.$n ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=`expr $i + 1`
+	done
+	[ -s $OBJ/pidfile.$n ] || fatal "the $n sshd did not start"
+	hpnw_pids="$hpnw_pids `cat $OBJ/pidfile.$n`"
+}
+
+HPORT=`expr $PORT + 100`
+H2PORT=`expr $PORT + 101`
+SPORT=`expr $PORT + 102`
+DPORT=`expr $PORT + 103`
+LPORT=`expr $PORT + 104`
+for n in hpn hpn2; do
+	p=$HPORT
+	[ $n = hpn2 ] && p=$H2PORT
+	path_sshd $n ${REAL_SSHD} $p "SshdSessionPath $SSHD_SESSION" \
+	    "SshdAuthPath $SSHD_AUTH" "Subsystem sftp $SFTPSERVER"
+done
+if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
+	path_sshd stock $HPN_STOCK_TREE/sshd $SPORT \
+	    "SshdSessionPath $HPN_STOCK_TREE/sshd-session" \
+	    "SshdAuthPath $HPN_STOCK_TREE/sshd-auth" \
+	    "Subsystem sftp $HPN_STOCK_TREE/sftp-server"
+	have_stock=yes
+fi
+if [ -x /usr/sbin/sshd ] && /usr/sbin/sshd -V 2>&1 | grep -q '^OpenSSH_9\.2'; then
+	mkdir -p -m 0755 /run/sshd
+	path_sshd debian /usr/sbin/sshd $DPORT "Subsystem sftp /usr/lib/openssh/sftp-server"
+	have_debian=yes
+fi
+
+sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $HPORT/" \
+    $OBJ/ssh_config > $OBJ/ssh_config.path
+
+# The peak window in the summary lines of LOG after line FROM.
+peak() {
+	tail -n +`expr ${2:-0} + 1` $1 | awk '/peak window/ {
+		for (i = 1; i < NF; i++) if ($i == "window") print $(i + 1) }' |
+	    sort -n | tail -n 1
+}
+lines() {
+	wc -l < $1 | tr -d ' '
+}
+# xfer down|up CLIENT PORT LOG [options]: cat DATA across, byte-compare.
+xfer() {
+	dir=$1 cli=$2 port=$3 log=$4
+	shift 4
+	rm -f $OUT $log $log.err
+	if [ $dir = down ]; then
+		$CNS timeout 120 $cli -F $OBJ/ssh_config.path -p $port -E $log -v \
+		    "$@" somehost "cat $DATA" > $OUT 2>> $log.err
+	else
+		$CNS timeout 120 $cli -F $OBJ/ssh_config.path -p $port -E $log -v \
+		    "$@" somehost "cat > $OUT" < $DATA 2>> $log.err
+	fi
+	r=$?
+	[ $r -eq 0 ] || fail "$dir with $cli port $port: exit $r"
+	cmp -s $DATA $OUT || fail "$dir with $cli port $port: data differ"
+}
+# expect_grown WHAT PEAK [CAP]
+expect_grown() {
+	what=$1 p=$2 cap=$3
+	if [ -z "$p" ]; then
+		fail "$what: no channel summary in the log"
+	elif [ $p -le $STOCK_WINDOW ]; then
+		fail "$what: window did not grow past 2 MiB (peak $p)"
+	elif [ -n "$cap" ] && [ $p -gt $cap ]; then
+		fail "$what: window $p above the cap $cap"
+	else
+		trace "$what: peak window $p"
+	fi
+}
+
+verbose "$tid: hpn client downloads from hpn server"
+xfer down ${REAL_SSH} $HPORT $OBJ/hpnw-c.log
+expect_grown "hpn client receiving" "`peak $OBJ/hpnw-c.log`"
+
+verbose "$tid: hpn client uploads to hpn server"
+m=`lines $OBJ/hpnw-sshd.hpn.log`
+xfer up ${REAL_SSH} $HPORT $OBJ/hpnw-c.log
+sleep 1
+expect_grown "hpn server receiving" "`peak $OBJ/hpnw-sshd.hpn.log $m`"
+
+verbose "$tid: HPNDisabled keeps the stock window"
+xfer down ${REAL_SSH} $HPORT $OBJ/hpnw-c.log -oHPNDisabled=yes
+p=`peak $OBJ/hpnw-c.log`
+[ "$p" = "$STOCK_WINDOW" ] || fail "HPNDisabled=yes: peak window $p"
+
+verbose "$tid: sftp and scp (hpn to hpn)"
+rm -f $OUT
+$CNS timeout 120 ${SFTP} -S ${REAL_SSH} -F $OBJ/ssh_config.path -q \
+    somehost:$DATA $OUT > /dev/null || fail "sftp download failed"
+cmp -s $DATA $OUT || fail "sftp download: data differ"
+rm -f $OUT
+echo "put $DATA $OUT" > $OBJ/hpnw-batch
+$CNS timeout 120 ${SFTP} -S ${REAL_SSH} -F $OBJ/ssh_config.path -q \
+    -b $OBJ/hpnw-batch somehost > /dev/null || fail "sftp upload failed"
+cmp -s $DATA $OUT || fail "sftp upload: data differ"
+rm -f $OUT
+$CNS timeout 120 ${SCP} -S ${REAL_SSH} -F $OBJ/ssh_config.path -q \
+    $DATA somehost:$OUT || fail "scp upload failed"
+cmp -s $DATA $OUT || fail "scp upload: data differ"
+
+if [ "$have_stock" = yes ]; then
+	verbose "$tid: hpn client and stock 10.0p1 server"
+	xfer down ${REAL_SSH} $SPORT $OBJ/hpnw-c.log
+	grep -q "capped at $STOCK_WINDOW_CAP" $OBJ/hpnw-c.log ||
+		fail "no window cap towards the stock 10.0p1 server"
+	expect_grown "hpn client from stock server" "`peak $OBJ/hpnw-c.log`" \
+	    $STOCK_WINDOW_CAP
+	xfer up ${REAL_SSH} $SPORT $OBJ/hpnw-c.log
+
+	verbose "$tid: stock 10.0p1 client and hpn server"
+	m=`lines $OBJ/hpnw-sshd.hpn.log`
+	xfer up $HPN_STOCK_TREE/ssh $HPORT $OBJ/hpnw-c.log
+	sleep 1
+	tail -n +$m $OBJ/hpnw-sshd.hpn.log | grep -q "OpenSSH 10.0 without HPN: windows capped at $STOCK_WINDOW_CAP" ||
+		fail "no window cap towards the stock 10.0p1 client"
+	expect_grown "hpn server from stock client" \
+	    "`peak $OBJ/hpnw-sshd.hpn.log $m`" $STOCK_WINDOW_CAP
+	xfer down $HPN_STOCK_TREE/ssh $HPORT $OBJ/hpnw-c.log
+else
+	verbose "$tid: no stock build (HPN_STOCK_TREE): stock 10.0p1 peer not tested"
+fi
+
+verbose "$tid: Debian's OpenSSH 9.2p1 client and hpn server"
+if [ -x /usr/bin/ssh ] && /usr/bin/ssh -V 2>&1 | grep -q '^OpenSSH_9\.2'; then
+	m=`lines $OBJ/hpnw-sshd.hpn.log`
+	xfer up /usr/bin/ssh $HPORT $OBJ/hpnw-c.log
+	sleep 1
+	tail -n +$m $OBJ/hpnw-sshd.hpn.log | grep -q "OpenSSH 9.2 without HPN: windows capped at $STOCK_WINDOW_CAP" ||
+		fail "no window cap towards the Debian 9.2p1 client"
+	expect_grown "hpn server from Debian client" \
+	    "`peak $OBJ/hpnw-sshd.hpn.log $m`" $STOCK_WINDOW_CAP
+	xfer down /usr/bin/ssh $HPORT $OBJ/hpnw-c.log
+else
+	verbose "$tid: no Debian OpenSSH 9.2p1 client: not tested"
+fi
+if [ "$have_debian" = yes ]; then
+	verbose "$tid: hpn client and Debian's OpenSSH 9.2p1 server"
+	xfer down ${REAL_SSH} $DPORT $OBJ/hpnw-c.log
+	grep -q "OpenSSH 9.2 without HPN: windows capped at $STOCK_WINDOW_CAP" $OBJ/hpnw-c.log ||
+		fail "no window cap towards the Debian 9.2p1 server"
+	expect_grown "hpn client from Debian server" "`peak $OBJ/hpnw-c.log`" \
+	    $STOCK_WINDOW_CAP
+	xfer up ${REAL_SSH} $DPORT $OBJ/hpnw-c.log
+else
+	verbose "$tid: no Debian OpenSSH 9.2p1 server (openssh-server): not tested"
+fi
+
+verbose "$tid: a multiplexed session grows in the master"
+rm -f $OBJ/hpnw-ctl
+$CNS ${REAL_SSH} -F $OBJ/ssh_config.path -E $OBJ/hpnw-master.log -v \
+    -oControlMaster=yes -oControlPath=$OBJ/hpnw-ctl -f -N somehost ||
+	fail "cannot start a control master"
+rm -f $OUT
+$CNS timeout 120 ${REAL_SSH} -F $OBJ/ssh_config.path -oControlPath=$OBJ/hpnw-ctl \
+    somehost "cat $DATA" > $OUT || fail "multiplexed download failed"
+cmp -s $DATA $OUT || fail "multiplexed download: data differ"
+$CNS ${REAL_SSH} -F $OBJ/ssh_config.path -oControlPath=$OBJ/hpnw-ctl \
+    -O exit somehost 2>/dev/null
+sleep 1
+expect_grown "multiplexed session" "`peak $OBJ/hpnw-master.log`"
+
+verbose "$tid: a -L forward grows"
+rm -f $OBJ/hpnw-fwd.log
+$CNS ${REAL_SSH} -F $OBJ/ssh_config.path -E $OBJ/hpnw-fwd.log -v -N \
+    -oExitOnForwardFailure=yes -L 127.0.0.1:$LPORT:$SADDR:$H2PORT somehost &
+fwd_pid=$!
+hpnw_pids="$hpnw_pids $fwd_pid"
+i=0
+while ! grep -q "Local forwarding listening on 127.0.0.1 port $LPORT" \
+    $OBJ/hpnw-fwd.log 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+rm -f $OUT
+$CNS timeout 120 ${REAL_SSH} -F $OBJ/ssh_config.path -oHostname=127.0.0.1 \
+    -p $LPORT somehost "cat $DATA" > $OUT || fail "download through -L failed"
+cmp -s $DATA $OUT || fail "download through -L: data differ"
+kill $fwd_pid 2>/dev/null
+wait $fwd_pid 2>/dev/null
+expect_grown "-L forward" "`peak $OBJ/hpnw-fwd.log`"
+
+verbose "$tid: ProxyJump: the pipe transport grows by measured rate x RTT"
+xfer down ${REAL_SSH} $H2PORT $OBJ/hpnw-c.log -oProxyJump=somehost:$HPORT
+grep -q "measured rate x RTT" $OBJ/hpnw-c.log ||
+	fail "ProxyJump: no growth by measured rate x RTT"
+expect_grown "ProxyJump" "`peak $OBJ/hpnw-c.log`"
+
+trap - EXIT
+hpnw_cleanup
+rm -f $DATA $OUT $OBJ/hpnw-* $OBJ/ssh_config.path $OBJ/ssh_config.hpnssh \
+    $OBJ/sshd_config.hpnssh $OBJ/sshd_config.hpn $OBJ/sshd_config.hpn2 \
+    $OBJ/sshd_config.stock $OBJ/sshd_config.debian
