@@ -59,6 +59,22 @@ size_t	hpn_sshbuf_grow(size_t, size_t, size_t);
 /* sftp-server stops taking requests while its output queue holds this. */
 #define HPN_SFTP_OQUEUE_MAX	(1024 * 1024)
 
+/* hpn-none.c: the None cipher switch */
+#define HPN_NONE_EXT		"none-switch@hpn-patch-set.invalid"
+struct sshmac;
+struct sshenc;
+void	hpn_none_server_config(int, int);
+const char *hpn_none_ext_value(struct ssh *);
+int	hpn_none_ext_parse(struct ssh *, const char *, const u_char *, size_t);
+void	hpn_none_client_switch(struct ssh *, int, int, int, int, int, int);
+void	hpn_none_server_allow(struct ssh *, const char *);
+void	hpn_none_kex_failed(const char *);
+int	hpn_mac_none_setup(struct sshmac *, const char *);
+int	hpn_mac_is_none(const struct sshmac *);
+void	hpn_none_newkeys(struct ssh *, int, const struct sshenc *,
+	    const struct sshmac *);
+int	hpn_none_active(void);
+
 /* hpn-window.c */
 void	hpn_window_setup(struct ssh *, int, int, u_int, u_int);
 int	hpn_window_adjust_due(struct ssh *, struct Channel *);

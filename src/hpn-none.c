@@ -1,0 +1,250 @@
+/*
+ * HPN patch set: the None cipher switch.
+ *
+ * Bulk transfers of data that needs no secrecy (public data sets) may drop
+ * encryption, and optionally the MAC, once the user is authenticated:
+ *
+ *  - The server allows it (NoneEnabled, NoneMacEnabled; Match-able).  It
+ *    says so to an HPN client in the EXT_INFO it sends during user
+ *    authentication, under HPN_NONE_EXT ("cipher" or "cipher,mac"), so the
+ *    client never asks in vain; other clients are told nothing.  After
+ *    authentication it adds "none" to its cipher (and MAC) proposals.
+ *  - The client asks for it (NoneEnabled and NoneSwitch, NoneMacEnabled
+ *    for the MAC): right after authentication, for a connection whose
+ *    session is non-interactive, it rekeys proposing only "none".  With a
+ *    tty, a ControlMaster or no session (-N) it stays encrypted and says
+ *    why; so it does when the server does not allow none.
+ *  - "none" is never proposed before authentication by either side, and
+ *    never to or by a peer that is not HPN.  Should it be negotiated all
+ *    the same, the connection is dropped.  While none is active the
+ *    server refuses pseudo-terminals.
+ *  - Every switch warns on stderr (client) and is logged with the user
+ *    and address (server).  Later rekeys keep none.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "match.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "packet.h"
+#include "cipher.h"
+#include "mac.h"
+#include "kex.h"
+#include "canohost.h"
+#include "xmalloc.h"
+#include "hpn.h"
+
+static struct {
+	/* server: what this connection's configuration allows */
+	int	srv_enabled;
+	int	srv_mac;
+	char	*user;
+	/* client: what the server said in EXT_INFO */
+	int	peer_allows;
+	int	peer_allows_mac;
+	/* both: none may be negotiated now (after authentication) */
+	int	allowed;
+	/* both: none is active in this direction */
+	int	active[MODE_MAX];
+	int	mac_off[MODE_MAX];
+} none;
+
+/* Server: the configuration, set as the user becomes known. */
+void
+hpn_none_server_config(int enabled, int mac_enabled)
+{
+	none.srv_enabled = enabled;
+	none.srv_mac = enabled && mac_enabled;
+}
+
+/* Server: the value of HPN_NONE_EXT for this peer, or NULL: do not send. */
+const char *
+hpn_none_ext_value(struct ssh *ssh)
+{
+	if (!none.srv_enabled || !hpn_peer_is_hpn(ssh))
+		return NULL;
+	return none.srv_mac ? "cipher,mac" : "cipher";
+}
+
+/* Client: an EXT_INFO extension; returns 1 if it was ours. */
+int
+hpn_none_ext_parse(struct ssh *ssh, const char *name, const u_char *value,
+    size_t vlen)
+{
+	char *v;
+
+	if (strcmp(name, HPN_NONE_EXT) != 0)
+		return 0;
+	v = xmalloc(vlen + 1);
+	memcpy(v, value, vlen);
+	v[vlen] = '\0';
+	none.peer_allows = match_list("cipher", v, NULL) != NULL;
+	none.peer_allows_mac = none.peer_allows &&
+	    match_list("mac", v, NULL) != NULL;
+	debug_f("server allows the none cipher%s",
+	    none.peer_allows_mac ? " and the none MAC" : "");
+	free(v);
+	return 1;
+}
+
+/*
+ * Replace or extend the cipher (and MAC) lists of our proposal for the
+ * next key exchange.  add: append ",none"; otherwise "none" alone.
+ */
+static void
+set_proposal(struct ssh *ssh, int add, int mac)
+{
+	static const int which[] = {
+		PROPOSAL_ENC_ALGS_CTOS, PROPOSAL_ENC_ALGS_STOC,
+		PROPOSAL_MAC_ALGS_CTOS, PROPOSAL_MAC_ALGS_STOC
+	};
+	char **prop = NULL, *s;
+	u_int i, n = mac ? 4 : 2;
+	int r;
+
+	if ((r = kex_buf2prop(ssh->kex->my, NULL, &prop)) != 0)
+		fatal_fr(r, "parse proposal");
+	for (i = 0; i < n; i++) {
+		if (add) {
+			xasprintf(&s, "%s,none", prop[which[i]]);
+		} else
+			s = xstrdup("none");
+		free(prop[which[i]]);
+		prop[which[i]] = s;
+	}
+	sshbuf_reset(ssh->kex->my);
+	if ((r = kex_prop2buf(ssh->kex->my, prop)) != 0)
+		fatal_fr(r, "compose proposal");
+	kex_prop_free(prop);
+}
+
+/*
+ * Client, once authenticated: switch if everything allows it.  tty: the
+ * session has a pseudo-terminal; nosession: -N; master: ControlMaster.
+ */
+void
+hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
+    int tty, int nosession, int master)
+{
+	int r;
+
+	if (!want)
+		return;
+	if (!enabled) {
+		logit("NoneSwitch needs NoneEnabled too: staying encrypted");
+		return;
+	}
+	if (tty || nosession || master) {
+		logit("NoneSwitch: staying encrypted: the none cipher is only "
+		    "for non-interactive sessions (%s)", tty ? "a tty was "
+		    "requested" : nosession ? "no session (-N)" :
+		    "ControlMaster connections may carry interactive sessions");
+		return;
+	}
+	if (!none.peer_allows) {
+		logit("NoneSwitch: the server does not allow the none cipher: "
+		    "staying encrypted");
+		return;
+	}
+	none.allowed = 1;
+	set_proposal(ssh, 0, mac && none.peer_allows_mac);
+	debug("NoneSwitch: rekeying to the none cipher%s",
+	    mac && none.peer_allows_mac ? " and MAC" : "");
+	if ((r = kex_start_rekex(ssh)) != 0)
+		fatal_fr(r, "kex_start_rekex");
+}
+
+/* Server, once authenticated: offer none from the next key exchange on. */
+void
+hpn_none_server_allow(struct ssh *ssh, const char *user)
+{
+	if (!none.srv_enabled || !hpn_peer_is_hpn(ssh))
+		return;
+	free(none.user);
+	none.user = xstrdup(user);
+	none.allowed = 1;
+	set_proposal(ssh, 1, none.srv_mac);
+	debug_f("none cipher%s allowed for %s", none.srv_mac ?
+	    " and MAC" : "", user);
+}
+
+/*
+ * A key exchange failed to agree on a cipher: say so plainly when the peer
+ * wanted none before we allow it.
+ */
+void
+hpn_none_kex_failed(const char *peer_ciphers)
+{
+	if (peer_ciphers != NULL && !none.allowed &&
+	    match_list("none", peer_ciphers, NULL) != NULL)
+		error("peer proposed the none cipher before authentication: "
+		    "refused");
+}
+
+/* The MAC "none": set up only for key exchange, never valid in config. */
+int
+hpn_mac_none_setup(struct sshmac *mac, const char *name)
+{
+	if (mac == NULL || strcmp(name, "none") != 0)
+		return 0;
+	mac->type = 0;
+	mac->mac_len = mac->key_len = 0;
+	mac->etm = 0;
+	return 1;
+}
+
+int
+hpn_mac_is_none(const struct sshmac *mac)
+{
+	return mac->name != NULL && strcmp(mac->name, "none") == 0;
+}
+
+/* New keys in one direction: refuse none before auth, warn on a switch. */
+void
+hpn_none_newkeys(struct ssh *ssh, int mode, const struct sshenc *enc,
+    const struct sshmac *mac)
+{
+	int is_none = enc->name != NULL && strcmp(enc->name, "none") == 0;
+	int mac_none = is_none && hpn_mac_is_none(mac);
+	const char *dir;
+
+	if ((is_none || hpn_mac_is_none(mac)) && !none.allowed)
+		ssh_packet_disconnect(ssh, "the none %s was negotiated "
+		    "before authentication: refused",
+		    is_none ? "cipher" : "MAC");
+	if (is_none == none.active[mode] && mac_none == none.mac_off[mode])
+		return;
+	none.active[mode] = is_none;
+	none.mac_off[mode] = mac_none;
+	if (!is_none)
+		return;
+	dir = mode == MODE_OUT ? "sent" : "received";
+	if (ssh->kex != NULL && ssh->kex->server) {
+		logit("none cipher%s: data %s in the clear for user %s "
+		    "from %.200s port %d", mac_none ? " and MAC" : "", dir,
+		    none.user ? none.user : "?", ssh_remote_ipaddr(ssh),
+		    ssh_remote_port(ssh));
+	} else if (mode == MODE_OUT) {
+		/* One warning per switch, when our side starts. */
+		fprintf(stderr, "WARNING: NoneSwitch: data now travels "
+		    "UNENCRYPTED%s (none cipher%s)\r\n", mac_none ?
+		    " and UNAUTHENTICATED" : "", mac_none ?
+		    ", none MAC" : "");
+	}
+}
+
+/* Server: is none active (then no pseudo-terminals)? */
+int
+hpn_none_active(void)
+{
+	return none.active[MODE_IN] || none.active[MODE_OUT];
+}

@@ -1,0 +1,199 @@
+#	HPN patch set: the None cipher switch.  After authentication, for
+#	non-interactive sessions, when both sides allow it; never before
+#	authentication, never with a tty, never towards stock peers.
+#	Placed in the Public Domain.
+
+tid="hpn none cipher"
+
+DATA=$OBJ/hpnn-data
+OUT=$OBJ/hpnn-out
+ERR=$OBJ/hpnn-err
+dd if=/dev/urandom of=$DATA bs=1048576 count=32 2>/dev/null
+SUM=`sha256sum < $DATA`
+NONE="-oNoneEnabled=yes -oNoneSwitch=yes"
+HPN_NONE_EXT_NAME="none-switch@hpn-patch-set.invalid"
+
+cp $OBJ/sshd_config $OBJ/sshd_config.orig
+cp $OBJ/sshd_proxy $OBJ/sshd_proxy.orig
+echo "NoneEnabled yes" >> $OBJ/sshd_config
+echo "NoneMacEnabled yes" >> $OBJ/sshd_config
+start_sshd
+
+# switched SIZE WHAT: the warning was printed once and the server logged it.
+switched() {
+	n=`grep -c "WARNING: NoneSwitch: data now travels UNENCRYPTED" $ERR`
+	[ "$n" = "1" ] || fail "$1: expected one switch warning, got $n: `cat $ERR`"
+	grep -q "none cipher.*in the clear for user $USER from" $TEST_SSHD_LOGFILE ||
+		fail "$1: the server did not log the switch"
+}
+not_switched() {
+	grep -q "WARNING: NoneSwitch" $ERR && fail "$1: switched to none"
+	grep -q "in the clear" $TEST_SSHD_LOGFILE && fail "$1: server switched"
+}
+# Each sshd log starts afresh with each connection's log link; keep it
+# simple: truncate the server log before each case.
+fresh() {
+	: > `readlink -f $TEST_SSHD_LOGFILE`
+	rm -f $ERR $OUT
+}
+
+verbose "$tid: pipe upload switches (cipher)"
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "pipe upload: checksum differs"
+switched "pipe upload"
+grep -q "UNAUTHENTICATED" $ERR && fail "pipe upload: MAC off without NoneMacEnabled"
+
+verbose "$tid: download switches with the none MAC"
+fresh
+${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE -oNoneMacEnabled=yes somehost \
+    "cat $DATA" > $OUT 2> $ERR || fail "download failed"
+cmp -s $DATA $OUT || fail "download with none MAC: data differ"
+switched "download"
+grep -q "UNENCRYPTED and UNAUTHENTICATED" $ERR || fail "none MAC not reported"
+grep -q "none cipher and MAC" $TEST_SSHD_LOGFILE || fail "server did not log the none MAC"
+
+verbose "$tid: scp and sftp switch"
+fresh
+${SCP} -S ${REAL_SSH} -F $OBJ/ssh_config $NONE $DATA somehost:$OUT 2> $ERR ||
+	fail "scp upload failed"
+cmp -s $DATA $OUT || fail "scp upload: data differ"
+switched "scp upload"
+fresh
+${SFTP} -S ${REAL_SSH} -F $OBJ/ssh_config $NONE -oNoneMacEnabled=yes -q \
+    somehost:$DATA $OUT > /dev/null 2> $ERR || fail "sftp download failed"
+cmp -s $DATA $OUT || fail "sftp download: data differ"
+switched "sftp download"
+
+verbose "$tid: a tty session stays encrypted, with one notice"
+fresh
+${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info -tt $NONE somehost true \
+    < /dev/null > /dev/null 2> $ERR || fail "tty session failed"
+not_switched "tty"
+n=`grep -c "staying encrypted.*a tty was requested" $ERR`
+[ "$n" = "1" ] || fail "tty: expected one notice, got $n: `cat $ERR`"
+
+verbose "$tid: NoneSwitch alone, or NoneEnabled alone, stays encrypted"
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info -oNoneSwitch=yes somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "NoneSwitch only: checksum differs"
+not_switched "NoneSwitch only"
+grep -q "NoneSwitch needs NoneEnabled" $ERR || fail "NoneSwitch only: no notice"
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oNoneEnabled=yes somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "NoneEnabled only: checksum differs"
+not_switched "NoneEnabled only"
+
+verbose "$tid: rekey every 1 MiB while none is active (256 MiB)"
+fresh
+s=`dd if=/dev/zero bs=1048576 count=256 2>/dev/null |
+    ${SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE -oRekeyLimit=1M somehost \
+    "sha256sum" 2> $ERR`
+e=`dd if=/dev/zero bs=1048576 count=256 2>/dev/null | sha256sum`
+[ "$s" = "$e" ] || fail "rekeying under none: checksum differs"
+switched "rekeying"
+n=`grep -c "SSH2_MSG_NEWKEYS received" $TEST_SSHD_LOGFILE`
+[ $n -gt 100 ] || fail "expected over 100 key exchanges, saw $n"
+
+verbose "$tid: -c none is refused, pointing to NoneSwitch"
+if ${REAL_SSH} -F $OBJ/ssh_config -c none somehost true > $ERR 2>&1; then
+	fail "-c none accepted"
+fi
+grep -q "NoneSwitch" $ERR || fail "-c none: no hint: `cat $ERR`"
+if ${REAL_SSH} -G -F $OBJ/ssh_config -oCiphers=none somehost > $ERR 2>&1; then
+	fail "Ciphers none accepted"
+fi
+grep -q "NoneSwitch" $ERR || fail "Ciphers none: no hint: `cat $ERR`"
+${REAL_SSH} -Q mac | grep -qx none && fail "ssh -Q mac lists none"
+${REAL_SSH} -Q cipher | grep -qx none && fail "ssh -Q cipher lists none"
+
+stop_sshd
+
+verbose "$tid: the server does not allow none: no switch, no failure"
+cp $OBJ/sshd_config.orig $OBJ/sshd_config
+start_sshd
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "server disallows: checksum differs"
+not_switched "server disallows"
+grep -q "server does not allow the none cipher" $ERR ||
+	fail "server disallows: no notice: `cat $ERR`"
+stop_sshd
+
+verbose "$tid: NoneEnabled in a Match block"
+cp $OBJ/sshd_config.orig $OBJ/sshd_config
+printf 'Match User %s\n\tNoneEnabled yes\n' $USER >> $OBJ/sshd_config
+start_sshd
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "Match: checksum differs"
+switched "Match User"
+stop_sshd
+cp $OBJ/sshd_config.orig $OBJ/sshd_config
+printf 'NoneEnabled yes\nMatch User %s\n\tNoneEnabled no\n' $USER >> $OBJ/sshd_config
+start_sshd
+fresh
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost sha256sum < $DATA 2> $ERR`
+[ "$s" = "$SUM" ] || fail "Match no: checksum differs"
+not_switched "Match User NoneEnabled no"
+
+verbose "$tid: a peer proposing none in the first key exchange is refused"
+PEER="$HPN_TOP/tests/regress/hpn-none-peer.py"
+if [ -z "$HPN_TOP" ] || ! command -v python3 >/dev/null; then
+	verbose "$tid: no python3 or HPN_TOP: pre-auth peer not tested"
+else
+	fresh
+	python3 $PEER client 127.0.0.1 $PORT > $OUT 2>&1 || fail "probe failed: `cat $OUT`"
+	sleep 1
+	grep -q "peer proposed the none cipher before authentication: refused" \
+	    $TEST_SSHD_LOGFILE || fail "sshd: no refusal of a pre-auth none"
+	PPORT=`expr $PORT + 1`
+	python3 $PEER server $PPORT > $OUT 2>&1 &
+	ppid=$!
+	sleep 1
+	${REAL_SSH} -F $OBJ/ssh_config -p $PPORT $NONE somehost true > $ERR 2>&1 &&
+		fail "client accepted a server offering only none"
+	wait $ppid
+	grep -q "peer proposed the none cipher before authentication: refused" $ERR ||
+		fail "ssh: no refusal of a pre-auth none: `cat $ERR`"
+fi
+stop_sshd
+cp $OBJ/sshd_config.orig $OBJ/sshd_config
+
+# stock peers: none never offered, never chosen
+noneprop() {	# the log shows a KEXINIT cipher list containing none
+	grep -E "ciphers (ctos|stoc): ([^ ]*,)?none([,[:space:]]|$)" $1 >/dev/null
+}
+echo "NoneEnabled yes" >> $OBJ/sshd_config
+start_sshd
+for c in "$HPN_STOCK_TREE/ssh" /usr/bin/ssh; do
+	[ -x "$c" ] || continue
+	verbose "$tid: `$c -V 2>&1 | cut -d, -f1` client, NoneEnabled server"
+	rm -f $ERR
+	s=`$c -F $OBJ/ssh_config -vvv -oRekeyLimit=1M somehost sha256sum < $DATA 2> $ERR`
+	[ "$s" = "$SUM" ] || fail "$c: checksum differs"
+	noneprop $ERR && fail "$c was offered the none cipher"
+	grep -q "$HPN_NONE_EXT_NAME" $ERR && fail "$c was sent the none extension"
+done
+stop_sshd
+cp $OBJ/sshd_config.orig $OBJ/sshd_config
+
+if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
+	verbose "$tid: hpn client with NoneSwitch, stock 10.0p1 server"
+	sed -e "s|$SSHD_SESSION|$HPN_STOCK_TREE/sshd-session|" \
+	    -e "s|$SSHD_AUTH|$HPN_STOCK_TREE/sshd-auth|" \
+	    $OBJ/sshd_proxy.orig > $OBJ/sshd_proxy.stock
+	grep -iv '^proxycommand' $OBJ/ssh_proxy > $OBJ/ssh_proxy.stock
+	echo "proxycommand $HPN_STOCK_TREE/sshd -i -f $OBJ/sshd_proxy.stock -E $OBJ/hpnn-stock.log" \
+	    >> $OBJ/ssh_proxy.stock
+	rm -f $OBJ/hpnn-stock.log $ERR
+	s=`${REAL_SSH} -F $OBJ/ssh_proxy.stock -oLogLevel=info -oRekeyLimit=1M $NONE somehost sha256sum < $DATA 2> $ERR`
+	[ "$s" = "$SUM" ] || fail "stock server: checksum differs"
+	grep -q "server does not allow the none cipher" $ERR ||
+		fail "stock server: no notice"
+	noneprop $OBJ/hpnn-stock.log && fail "the stock server was offered none"
+	grep -q "ciphers ctos" $OBJ/hpnn-stock.log || fail "stock server log lacks proposals"
+fi
+
+rm -f $DATA $OUT $ERR $OBJ/hpnn-* $OBJ/sshd_config.orig $OBJ/sshd_proxy.orig \
+    $OBJ/sshd_proxy.stock $OBJ/ssh_proxy.stock
