@@ -75,6 +75,17 @@ void	hpn_none_newkeys(struct ssh *, int, const struct sshenc *,
 	    const struct sshmac *);
 int	hpn_none_active(void);
 
+/* hpn-cipher.c: the threaded AES-CTR (cipher-ctr-mt.c) */
+#define HPN_MT_THREADS_MAX	64	/* MTAESThreads */
+#define HPN_MT_THREADS_AUTO_MAX	4	/* automatic: min(CPUs - 1, this) */
+struct hpn_ctr_mt;
+void	hpn_mt_configure(int, int);
+struct hpn_ctr_mt *hpn_mt_cipher_new(const char *, const u_char *, u_int,
+	    const u_char *, u_int);
+int	hpn_mt_crypt(struct hpn_ctr_mt *, u_char *, const u_char *, u_int);
+void	hpn_mt_newkeys(int, const char *, int);
+void	hpn_mt_activate(struct ssh *);
+
 /* hpn-window.c */
 void	hpn_window_setup(struct ssh *, int, int, u_int, u_int);
 int	hpn_window_adjust_due(struct ssh *, struct Channel *);
