@@ -34,7 +34,11 @@ sync-src)
 	for f in "$top"/src/*.[ch]; do
 		[ -e "$f" ] || continue
 		d="$tree/$(basename "$f")"
-		cmp -s "$f" "$d" || cp "$f" "$d"
+		cmp -s "$f" "$d" && continue
+		cp "$f" "$d"
+		# OpenSSH's objects depend on config.h, not on the headers
+		# they include: a changed header of ours rebuilds them all.
+		case "$f" in *.h) touch "$tree/config.h" ;; esac
 	done
 	;;
 make)

@@ -6,18 +6,25 @@
  * each bulk channel (sessions, forwards, multiplexed sessions) grows, never
  * shrinks, up to a cap:
  *
- *  - Over a TCP socket, to the socket's receive buffer (SO_RCVBUF), read
+ *  - Over a TCP socket, with the socket's receive buffer (SO_RCVBUF), read
  *    whenever a window adjust is about to be sent, so the window follows
  *    the kernel's receive-buffer autotuning as it grows with the path's
  *    bandwidth-delay product (TcpRcvBufPoll no: read once; TcpRcvBuf: a
- *    fixed buffer asked of the kernel at connection set-up).
+ *    fixed buffer asked of the kernel at connection set-up).  Linux tunes
+ *    that buffer to several times the bandwidth-delay product, and a
+ *    window's worth of data sits in memory whenever the consumer lags, so
+ *    where TCP_INFO gives the round-trip time the window is also held to
+ *    twice the rate the channel took data at over the last round trip
+ *    times that round trip: while the window limits the transfer this
+ *    doubles it every round trip, and it then settles near twice the
+ *    bandwidth-delay product.
  *
  *  - Over anything else (ProxyCommand, ProxyJump: a pipe), there is no
  *    receive buffer to read.  The window then grows from measurement: the
  *    round-trip time of a ping@openssh.com PING (its PONG returns behind
  *    the peer's data, so the time includes what waits in the peer's send
- *    buffer) times the rate at which the channel's consumer took data over
- *    that time, doubled for headroom.  A window that limits the transfer
+ *    buffer) times the rate at which the channel took data over that time,
+ *    doubled for headroom.  A window that limits the transfer
  *    gives rate x RTT = window, so the target doubles each round trip
  *    until the window no longer limits (like TCP's slow start); a slow
  *    consumer gives a low rate and no growth.  Peers without ping (OpenSSH
@@ -35,8 +42,11 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -63,8 +73,10 @@ static struct {
 	u_int	rcvbuf_asked;	/* TcpRcvBuf, bytes; 0: the kernel's */
 	u_int	max_window;	/* HPNBufferSize, bytes */
 	int	fd;		/* connection socket, -1 when not one */
+	int	in_fd;		/* what we read the connection from */
 	int	rcvbuf_read;	/* read once (TcpRcvBufPoll no) */
 	u_int	rcvbuf;		/* last SO_RCVBUF reading */
+	double	rtt_min;	/* lowest smoothed TCP RTT seen, seconds */
 	u_int	cap;		/* max_window, or less for this peer */
 	int	cap_known;
 	/* RTT measurement over non-socket transports */
@@ -73,7 +85,8 @@ static struct {
 	u_int	ping_seq;
 	double	ping_sent;
 	double	rtt;		/* seconds, smoothed; 0: none yet */
-} hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1 };
+} hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
+    .in_fd = -1 };
 
 void
 hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
@@ -93,7 +106,7 @@ hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
 		debug_f("HPN disabled: stock window sizes");
 		return;
 	}
-	fd = ssh_packet_get_connection_in(ssh);
+	fd = hpn.in_fd = ssh_packet_get_connection_in(ssh);
 	len = sizeof(v);
 	if (fd < 0 || fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
 	    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len) == -1) {
@@ -207,14 +220,97 @@ hpn_window_pong(struct ssh *ssh, const u_char *d, size_t len)
 	debug3_f("rtt %.1f ms (smoothed %.1f ms)", rtt * 1e3, hpn.rtt * 1e3);
 }
 
-/* The window this channel should have now, from the socket or measurement. */
+/*
+ * The connection's round-trip time in seconds from TCP_INFO, or 0: the
+ * lowest smoothed RTT seen, i.e. without the queueing a full transfer
+ * adds (that queueing also fills with the window it would size).
+ */
+static double
+tcp_rtt(void)
+{
+#if defined(__linux__) && defined(TCP_INFO)
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	double rtt;
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(hpn.fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	    len >= offsetof(struct tcp_info, tcpi_rtt) + sizeof(ti.tcpi_rtt) &&
+	    ti.tcpi_rtt > 0) {
+		rtt = ti.tcpi_rtt / 1e6;
+		if (hpn.rtt_min == 0 || rtt < hpn.rtt_min)
+			hpn.rtt_min = rtt;
+	}
+#endif
+	return hpn.rtt_min;
+}
+
+/*
+ * Bytes that arrived for this channel: what it received, plus what waits
+ * unread in the kernel (FIONREAD), so that the count follows the wire, not
+ * when this process happened to be scheduled.  Other channels' data in
+ * the kernel's queue counts too; a bulk transfer dominates it.
+ */
+static u_int64_t
+arrived(Channel *c)
+{
+	int n = 0;
+
+	if (hpn.in_fd == -1 || ioctl(hpn.in_fd, FIONREAD, &n) == -1 || n < 0)
+		n = 0;
+	return c->hpn_rx + (u_int)n;
+}
+
+/*
+ * HPN_WINDOW_RTT_FACTOR x the rate at which data arrived and was consumed
+ * over the last round trip x the round trip: the window a transfer at that
+ * rate needs, with headroom for queueing.  While the window limits the
+ * transfer the rate is about window / RTT, and this grows the window
+ * every round trip until it no longer limits; a slow consumer keeps the
+ * window, and so the data waiting for it, small.  0: no growth now.
+ */
+static u_int
+rate_target(Channel *c, double rtt)
+{
+	double t = monotime_double(), dt, rate;
+	u_int64_t got = arrived(c), used;
+
+	/* Consumed: received, less what still waits for the consumer. */
+	used = c->hpn_rx - MINIMUM(c->hpn_rx, sshbuf_len(c->output));
+	if (c->hpn_since == 0 || rtt <= 0) {
+		c->hpn_since = t;
+		c->hpn_rx_since = got;
+		c->hpn_used_since = used;
+		return 0;
+	}
+	if ((dt = t - c->hpn_since) < rtt)
+		return 0;
+	/*
+	 * The slower of what arrived and what was consumed: a consumer
+	 * catching up on a backlog is not a faster path.
+	 */
+	rate = MINIMUM(got - MINIMUM(got, c->hpn_rx_since),
+	    used - MINIMUM(used, c->hpn_used_since)) / dt;
+	c->hpn_since = t;
+	c->hpn_rx_since = got;
+	c->hpn_used_since = used;
+	/*
+	 * Grow only a window the transfer fills: one that carries less than
+	 * half of itself per round trip does not limit it, and growing it
+	 * on every fluctuation would let it creep up without bound.
+	 */
+	if (rate * rtt < c->local_window_max / 2)
+		return 0;
+	return (u_int)MINIMUM(HPN_WINDOW_RTT_FACTOR * rate * rtt, UINT_MAX);
+}
+
 static u_int
 window_target(struct ssh *ssh, Channel *c, const char **why)
 {
 	int v;
 	socklen_t len = sizeof(v);
-	double t, rate;
-	u_int64_t target;
+	double rtt;
+	u_int target;
 
 	if (hpn.fd != -1) {
 		if (hpn.rcvbuf_poll || !hpn.rcvbuf_read) {
@@ -223,36 +319,26 @@ window_target(struct ssh *ssh, Channel *c, const char **why)
 				hpn.rcvbuf = (u_int)v;
 			hpn.rcvbuf_read = 1;
 		}
-		*why = "TCP receive buffer";
-		return hpn.rcvbuf;
-	}
-	/* No socket: rate over the last measured round trip. */
-	t = monotime_double();
-	if (c->hpn_since == 0) {
-		c->hpn_since = t;
-		c->hpn_rx_since = c->hpn_rx;
-		ping_send(ssh);
-		return 0;
-	}
-	if (hpn.ping_ok) {
-		if (hpn.rtt == 0 || t - c->hpn_since < hpn.rtt) {
-			ping_send(ssh);
-			return 0;
+		if ((rtt = tcp_rtt()) <= 0) {
+			*why = "TCP receive buffer";
+			return hpn.rcvbuf;
 		}
-		rate = (c->hpn_rx - c->hpn_rx_since) / (t - c->hpn_since);
-		target = (u_int64_t)(2 * rate * hpn.rtt);
-		*why = "measured rate x RTT";
-		ping_send(ssh);
-	} else {
-		/* No way to time a round trip: grow while drained. */
-		if (sshbuf_len(c->output) > c->local_window_max / 8)
-			return 0;
-		target = (u_int64_t)c->local_window_max * 2;
-		*why = "peer keeps up (no RTT measurement)";
+		*why = "TCP receive buffer, rate x RTT";
+		target = rate_target(c, rtt);	/* once: it updates c */
+		return MINIMUM(hpn.rcvbuf, target);
 	}
-	c->hpn_since = t;
-	c->hpn_rx_since = c->hpn_rx;
-	return (u_int)MINIMUM(target, UINT_MAX);
+	/* No socket: time a round trip with a PING. */
+	if (hpn.ping_ok) {
+		ping_send(ssh);
+		*why = "measured rate x RTT";
+		return rate_target(c, hpn.rtt);
+	}
+	/* No way to time a round trip: grow while drained. */
+	if (sshbuf_len(c->output) > c->local_window_max / 8)
+		return 0;
+	*why = "peer keeps up (no RTT measurement)";
+	target = c->local_window_max;
+	return target > UINT_MAX / 2 ? UINT_MAX : target * 2;
 }
 
 /*
@@ -272,6 +358,9 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 		goto stock;
 	if (old < (cap = window_cap(ssh)) &&
 	    (target = window_target(ssh, c, &why)) > old) {
+		/* At most double per step, like TCP's slow start. */
+		if (target / 2 > old)
+			target = old * 2;
 		if (target > cap)
 			target = cap;
 		c->local_window_max = target;

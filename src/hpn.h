@@ -30,6 +30,7 @@
 #define HPN_STOCK_PEER_WINDOW_MAX (15 * 1024 * 1024)	/* < CHAN_INPUT_MAX */
 #define HPN_RCVBUF_LIMIT	(1024 * 1024 * 1024)	/* TcpRcvBuf */
 #define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
+#define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
 
 struct ssh;
 struct sshbuf;
