@@ -8,6 +8,10 @@
 #                                pid in DIR/sshd-PORT.pid
 #   tsshd_client_config DIR PORT ADDR > FILE
 #   tsshd_stop DIR PORT          end that sshd by its pid (TERM, then KILL)
+#
+# Optional environment for tsshd_start: TSSHD_LOGLEVEL (ERROR), TSSHD_EXTRA
+# (more sshd_config lines), TSSHD_SESSION_PATH (an sshd-session to run
+# instead of TREE's, e.g. a wrapper that measures it; default TREE/sshd-session).
 
 tsshd_setup() {
 	local d=$1
@@ -34,7 +38,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PerSourcePenalties no
 MaxStartups 100:30:200
-SshdSessionPath $tree/sshd-session
+SshdSessionPath ${TSSHD_SESSION_PATH:-$tree/sshd-session}
 SshdAuthPath $tree/sshd-auth
 Subsystem sftp $tree/sftp-server
 LogLevel ${TSSHD_LOGLEVEL:-ERROR}
@@ -75,6 +79,10 @@ tsshd_stop() {
 	kill -TERM "$pid" 2>/dev/null || { rm -f "$d/sshd-$port.pid"; return 0; }
 	for i in $(seq 1 50); do
 		kill -0 "$pid" 2>/dev/null || break
+		# Gone but not yet reaped (a daemon's parent is init): done.
+		case "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" in
+		Z|"") break ;;
+		esac
 		sleep 0.1
 	done
 	kill -KILL "$pid" 2>/dev/null || true
