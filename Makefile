@@ -4,7 +4,9 @@
 #   make stock            the same tarball and security fixes, without our series
 #   make check            every test: unit, HPN regress, OpenSSH's full suite
 #   make check-quick      unit, HPN regress and a subset of OpenSSH's t-exec
-#   make demo             the main job: hpnscp at work
+#   make demo             the main job: stock scp vs hpnscp on a 1 Gbit/s, 50 ms path
+#   make bench            HPN vs stock vs iperf3 over RTTs, ciphers, modes (hours)
+#   make bench-quick      the same at 50 ms, aes128-gcm, 256 MiB (~8 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
 #   make dev-tree         an editable quilt tree (see HACKING.md)
 #   make deps             apt-get install what the build and tests need (root)
@@ -60,7 +62,8 @@ STOCK_TREE := $(STOCK_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock fetch deps demo install dev-tree patch-check \
+.PHONY: all build stock fetch deps demo demo-loopback bench bench-quick bench-deps \
+	install dev-tree patch-check \
 	check check-quick check-unit check-install check-hpn check-openssh check-openssh-quick \
 	check-prep clean distclean FORCE
 
@@ -115,10 +118,33 @@ $(STOCK_DIR)/.built: $(STOCK_DIR)/.configured
 FORCE:
 
 # ---------------------------------------------------------------------------
-# the main job: hpnscp at work (a loopback copy until the WAN demo exists)
+# the main job: stock scp and hpnscp over an emulated 1 Gbit/s, 50 ms path
+# (bench/demo-wan.sh, bench/README.md); the benchmark behind it
 
-demo: $(HPN_DIR)/.built check-prep
+bench-deps:
+	@scripts/deps.sh install bench
+
+demo: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/demo-wan.sh
+
+# The smallest end-to-end run: hpnscp over loopback (no path emulation).
+demo-loopback: $(HPN_DIR)/.built check-prep
 	@scripts/demo-loopback.sh $(HPN_TREE)
+
+# Other builds can be measured on the same path:
+#   make bench BENCH_HPN_TREE=/path/to/tree BENCH_STOCK_TREE=/path/to/tree
+# Options (RTTS, SIZE, REPS, CIPHERS, MODES...: bench/README.md) come from
+# the command line or the environment.
+BENCH_HPN_TREE ?= $(HPN_TREE)
+BENCH_STOCK_TREE ?= $(STOCK_TREE)
+
+bench: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/run-bench.sh
+
+bench-quick: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' \
+	    RTTS="$${RTTS:-50}" SIZE="$${SIZE:-256M}" REPS="$${REPS:-3}" \
+	    CIPHERS="$${CIPHERS:-aes128-gcm@openssh.com}" bench/run-bench.sh
 
 # ---------------------------------------------------------------------------
 # install: upstream's install into a staging directory, renamed to the hpn
@@ -126,6 +152,25 @@ demo: $(HPN_DIR)/.built check-prep
 
 install: $(HPN_DIR)/.built
 	@scripts/install.sh $(HPN_TREE) "$(DESTDIR)"
+
+# ---------------------------------------------------------------------------
+# packages (contrib/, built under build/pkg/ from the verified tarballs)
+
+.PHONY: deb rpm check-package
+
+# Debian source and binary packages (hpnssh-client, hpnssh-server), then
+# lintian: build/pkg/deb/.
+deb: $(DL)/.fetched
+	@contrib/package.sh deb $(DL) $(B)/pkg
+
+# rpmbuild -bb of contrib/rpm/hpnssh.spec; prints rpm -qlp: build/pkg/rpm/.
+rpm: $(DL)/.fetched
+	@contrib/package.sh rpm $(DL) $(B)/pkg
+
+# As root on Debian: build, install, log in and transfer with hpnssh on
+# port 2222, purge, nothing left (tests/package/test-deb.sh; ~3 minutes).
+check-package: $(DL)/.fetched
+	@timeout --kill-after=60 2700 tests/package/test-deb.sh $(TOP)
 
 # ---------------------------------------------------------------------------
 # developer workflow (HACKING.md)
@@ -178,3 +223,32 @@ clean:
 # Also forgets the downloaded (verified) tarballs.
 distclean: clean
 	rm -rf $(B)
+
+# ---------------------------------------------------------------------------
+# interop matrix: hpnssh/hpnscp/hpnsftp and hpnsshd against Debian's OpenSSH,
+# stock 10.0p1, PuTTY, Dropbear, asyncssh and paramiko, on loopback and an
+# emulated 50 ms path; results in build/interop/results.md (tests/interop/
+# README.md; root; about 4 minutes)
+
+.PHONY: interop check-interop
+
+interop: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@timeout --kill-after=30 1200 tests/interop/run.sh $(HPN_TREE) $(STOCK_TREE) $(B)/interop
+
+check-interop: interop
+
+# ---------------------------------------------------------------------------
+# fault injection (tests/stress/run-stress.sh; root: network namespaces;
+# python3-paramiko for the misbehaving peers; ~4 minutes) and the sanitizer
+# build: ASan+UBSan tree in build/asan/, our unit and regress tests,
+# OpenSSH's t-exec subset and the hardest stress phases on it, then the
+# threaded AES-CTR under ThreadSanitizer (tests/sanitize/check-asan.sh).
+# STRESS_PHASES picks phases (loss rekey mux kill concurrent malformed).
+
+.PHONY: stress check-asan
+
+stress: $(HPN_DIR)/.built check-prep
+	@timeout --kill-after=30 1200 tests/stress/run-stress.sh $(HPN_TREE) $(STRESS_PHASES)
+
+check-asan: $(DL)/.fetched $(STOCK_DIR)/.built check-prep
+	@tests/sanitize/check-asan.sh $(DL) $(B)/asan $(LOGS) $(STOCK_TREE) $(HPN_CONFIGURE)

@@ -1,0 +1,288 @@
+/*
+ * meter - the benchmark's measuring helper (see README.md).
+ *
+ *	meter recv -o FILE -t TIMES
+ *	    Copy stdin to FILE (e.g. /dev/null or a file on tmpfs), noting
+ *	    when the first and the last byte arrived.  TIMES gets one line:
+ *	    "first_ns last_ns bytes user_s sys_s" (CLOCK_REALTIME; the CPU
+ *	    seconds are meter's own, so that the caller can subtract them).
+ *
+ *	meter watch FILE SIZE TIMEOUT_S TIMES
+ *	    Poll FILE's size every 2 ms until it reaches SIZE bytes (or the
+ *	    timeout, or SIGTERM), then write "first_ns last_ns size" to TIMES:
+ *	    when the size was first seen above 0, and when it reached SIZE
+ *	    (0 if it never did).
+ *
+ *	meter run OUT -- CMD [ARG...]
+ *	    Run CMD as a child subreaper: every descendant, also one orphaned
+ *	    by its parent, is reaped here, so that their CPU time and peak
+ *	    RSS land in getrusage(RUSAGE_CHILDREN).  SIGTERM, SIGINT and
+ *	    SIGHUP are passed on to CMD.  When the last descendant is gone,
+ *	    OUT gets "start_ns end_ns status user_s sys_s maxrss_kb" (status:
+ *	    CMD's exit code, or 128+signal) and meter exits with that status.
+ *	    File descriptors are passed through untouched (sshd hands
+ *	    sshd-session its socket and config that way).
+ *
+ * Linux only (PR_SET_CHILD_SUBREAPER).
+ */
+
+#define _GNU_SOURCE
+
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got_signal;
+static volatile pid_t child_pid = -1;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: meter recv -o FILE -t TIMES\n"
+	    "       meter watch FILE SIZE TIMEOUT_S TIMES\n"
+	    "       meter run OUT -- CMD [ARG...]\n");
+	exit(2);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static double
+tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* Write TEXT to PATH through a temporary file, so readers never see half. */
+static int
+write_result(const char *path, const char *text)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -1;
+	if ((f = fopen(tmp, "w")) == NULL) {
+		fprintf(stderr, "meter: %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	fputs(text, f);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "meter: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_recv(int argc, char **argv)
+{
+	const char *out = NULL, *times = NULL;
+	static char buf[256 * 1024];
+	uint64_t first = 0, last = 0, bytes = 0;
+	struct rusage ru;
+	char line[256];
+	ssize_t n, w, off;
+	int ch, fd;
+
+	while ((ch = getopt(argc, argv, "o:t:")) != -1) {
+		switch (ch) {
+		case 'o': out = optarg; break;
+		case 't': times = optarg; break;
+		default: usage();
+		}
+	}
+	if (out == NULL || times == NULL)
+		usage();
+	if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1) {
+		fprintf(stderr, "meter: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	for (;;) {
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "meter: read: %s\n", strerror(errno));
+			return 1;
+		}
+		last = now_ns();
+		if (first == 0)
+			first = last;
+		bytes += (uint64_t)n;
+		for (off = 0; off < n; off += w) {
+			w = write(fd, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w <= 0) {
+				fprintf(stderr, "meter: write %s: %s\n", out,
+				    strerror(errno));
+				return 1;
+			}
+		}
+	}
+	if (close(fd) != 0) {
+		fprintf(stderr, "meter: close %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	snprintf(line, sizeof(line), "%llu %llu %llu %.3f %.3f\n",
+	    (unsigned long long)first, (unsigned long long)last,
+	    (unsigned long long)bytes, tv_s(ru.ru_utime), tv_s(ru.ru_stime));
+	return write_result(times, line) == 0 ? 0 : 1;
+}
+
+static void
+on_term(int sig)
+{
+	got_signal = sig;
+}
+
+static int
+cmd_watch(int argc, char **argv)
+{
+	struct timespec tick = { 0, 2000000 };	/* 2 ms */
+	struct sigaction sa;
+	struct stat st;
+	uint64_t first = 0, done = 0, deadline;
+	long long size, seen = 0;
+	char line[256], *end;
+	double timeout;
+
+	if (argc != 5)
+		usage();
+	size = strtoll(argv[2], &end, 10);
+	if (*end != '\0' || size <= 0)
+		usage();
+	timeout = strtod(argv[3], &end);
+	if (*end != '\0' || timeout <= 0)
+		usage();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	deadline = now_ns() + (uint64_t)(timeout * 1e9);
+	while (!got_signal && now_ns() < deadline) {
+		if (stat(argv[1], &st) == 0 && st.st_size > 0) {
+			seen = st.st_size;
+			if (first == 0)
+				first = now_ns();
+			if (st.st_size >= size) {
+				done = now_ns();
+				break;
+			}
+		}
+		nanosleep(&tick, NULL);
+	}
+	snprintf(line, sizeof(line), "%llu %llu %lld\n",
+	    (unsigned long long)first, (unsigned long long)done, seen);
+	return write_result(argv[4], line) == 0 ? 0 : 1;
+}
+
+static void
+forward(int sig)
+{
+	got_signal = sig;
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	struct sigaction sa;
+	struct rusage ru;
+	uint64_t start, end = 0;
+	int status, code = 255;
+	char line[256];
+	pid_t pid;
+
+	if (argc < 4 || strcmp(argv[2], "--") != 0)
+		usage();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		fprintf(stderr, "meter: PR_SET_CHILD_SUBREAPER: %s\n",
+		    strerror(errno));
+		return 255;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward;
+	sigemptyset(&sa.sa_mask);
+	start = now_ns();
+	if ((pid = fork()) == -1) {
+		fprintf(stderr, "meter: fork: %s\n", strerror(errno));
+		return 255;
+	}
+	if (pid == 0) {
+		execvp(argv[3], argv + 3);
+		fprintf(stderr, "meter: %s: %s\n", argv[3], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* Reap the child and every orphan that comes our way. */
+	for (;;) {
+		pid_t p = waitpid(-1, &status, 0);
+
+		if (p == -1) {
+			if (errno == EINTR)
+				continue;
+			break;		/* ECHILD: nobody left */
+		}
+		if (p == pid) {
+			end = now_ns();
+			child_pid = -1;
+			if (WIFEXITED(status))
+				code = WEXITSTATUS(status);
+			else if (WIFSIGNALED(status))
+				code = 128 + WTERMSIG(status);
+		}
+	}
+	if (child_pid != -1)
+		end = now_ns();
+	getrusage(RUSAGE_CHILDREN, &ru);
+	snprintf(line, sizeof(line), "%llu %llu %d %.3f %.3f %ld\n",
+	    (unsigned long long)start, (unsigned long long)end, code,
+	    tv_s(ru.ru_utime), tv_s(ru.ru_stime), ru.ru_maxrss);
+	write_result(argv[1], line);
+	return code;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	if (strcmp(argv[1], "recv") == 0)
+		return cmd_recv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "watch") == 0)
+		return cmd_watch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	usage();
+	return 2;
+}
