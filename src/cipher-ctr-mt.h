@@ -79,9 +79,11 @@ void hpn_ctr_mt_free(struct hpn_ctr_mt *mt);
 
 /*
  * Suggested number of workers: min(usable CPUs - 1, cap), from the
- * scheduler affinity mask.  Returns 0 when only one CPU is usable (or
- * cap <= 0): the caller should then stay single-threaded.
+ * scheduler affinity mask, when at least HPN_CTR_MT_AUTO_MIN_CPUS are
+ * usable; else 0 (also when cap <= 0): the caller should then stay
+ * single-threaded.  A lone worker is slower than one EVP context.
  */
+#define HPN_CTR_MT_AUTO_MIN_CPUS	3
 int hpn_ctr_mt_auto_workers(int cap);
 
 #endif /* HPN_CIPHER_CTR_MT_H */

@@ -10,7 +10,7 @@
  * worker threads.  Every later rekey frees the old context (joining its
  * threads) and builds a new one, honouring DisableMTAES and MTAESThreads
  * as configured then.  The sandboxed pre-authentication process never
- * gets here.  Whenever the threaded context cannot be made (one CPU,
+ * gets here.  Whenever the threaded context cannot be made (too few CPUs,
  * FIPS mode, thread creation failure) the stock cipher is used and a
  * debug line says why.  The cipher stream is identical either way.
  */
@@ -76,7 +76,8 @@ hpn_mt_cipher_new(const char *name, const u_char *key, u_int keylen,
 	    ivlen != HPN_CTR_MT_BLOCKSIZE)
 		return NULL;
 	if ((n = workers()) <= 0) {
-		debug_f("%s: one CPU: single-threaded", name);
+		debug_f("%s: fewer than %d CPUs: single-threaded", name,
+		    HPN_CTR_MT_AUTO_MIN_CPUS);
 		return NULL;
 	}
 	if ((ctx = hpn_ctr_mt_new(key, keylen, iv, n, &err)) == NULL) {
@@ -118,9 +119,13 @@ hpn_mt_activate(struct ssh *ssh)
 	if (mt.active)
 		return;
 	mt.active = 1;
-	if (mt.disabled || !mt.ctr_in_use || mt.mt_in_use ||
-	    workers() <= 0 || ssh->kex == NULL)
+	if (mt.disabled || !mt.ctr_in_use || mt.mt_in_use || ssh->kex == NULL)
 		return;
+	if (workers() <= 0) {
+		debug_f("AES-CTR: fewer than %d CPUs: single-threaded",
+		    HPN_CTR_MT_AUTO_MIN_CPUS);
+		return;
+	}
 	if (ssh_packet_is_rekeying(ssh)) {
 		debug_f("a key exchange is under way: it brings the threads");
 		return;

@@ -78,7 +78,7 @@ int	hpn_none_active(void);
 
 /* hpn-cipher.c: the threaded AES-CTR (cipher-ctr-mt.c) */
 #define HPN_MT_THREADS_MAX	64	/* MTAESThreads */
-#define HPN_MT_THREADS_AUTO_MAX	4	/* automatic: min(CPUs - 1, this) */
+#define HPN_MT_THREADS_AUTO_MAX	4	/* automatic: min(CPUs - 1, this), from 3 CPUs */
 struct hpn_ctr_mt;
 void	hpn_mt_configure(int, int);
 struct hpn_ctr_mt *hpn_mt_cipher_new(const char *, const u_char *, u_int,

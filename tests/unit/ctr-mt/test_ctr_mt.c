@@ -760,11 +760,13 @@ test_auto_workers(void)
 	ncpu = CPU_COUNT(&set);
 	for (cap = 0; cap <= 8; cap++) {
 		want = ncpu - 1 < cap ? ncpu - 1 : cap;
+		if (ncpu < HPN_CTR_MT_AUTO_MIN_CPUS)
+			want = 0;
 		got = hpn_ctr_mt_auto_workers(cap);
 		CHECK(got == want, "auto_workers(%d) = %d, want %d (ncpu %d)",
 		    cap, got, want, ncpu);
 	}
-	/* pinned to one CPU: stay single-threaded */
+	/* pinned to one CPU: stay single-threaded (and so on two) */
 	CPU_ZERO(&one);
 	for (cap = 0; cap < CPU_SETSIZE; cap++) {
 		if (CPU_ISSET(cap, &set)) {
