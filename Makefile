@@ -2,11 +2,14 @@
 #
 #   make                  fetch, verify, patch, configure and build the hpn suite
 #   make stock            the same tarball and security fixes, without our series
-#   make check            every test: unit, HPN regress, OpenSSH's full suite
+#   make check            unit, HPN regress, OpenSSH's full suite, interop,
+#                         package, ASan/UBSan and TSan (what CI runs)
 #   make check-quick      unit, HPN regress and a subset of OpenSSH's t-exec
 #   make demo             the main job: stock scp vs hpnscp on a 1 Gbit/s, 50 ms path
 #   make bench            HPN vs stock vs iperf3 over RTTs, ciphers, modes (hours)
 #   make bench-quick      the same at 50 ms, aes128-gcm, 256 MiB (~8 min)
+#   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
+#   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
 #   make dev-tree         an editable quilt tree (see HACKING.md)
 #   make deps             apt-get install what the build and tests need (root)
@@ -62,7 +65,7 @@ STOCK_TREE := $(STOCK_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock fetch deps demo demo-loopback bench bench-quick bench-deps \
+.PHONY: all build stock fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps \
 	install dev-tree patch-check \
 	check check-quick check-unit check-install check-hpn check-openssh check-openssh-quick \
 	check-prep clean distclean FORCE
@@ -146,6 +149,15 @@ bench-quick: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	    RTTS="$${RTTS:-50}" SIZE="$${SIZE:-256M}" REPS="$${REPS:-3}" \
 	    CIPHERS="$${CIPHERS:-aes128-gcm@openssh.com}" bench/run-bench.sh
 
+# CPU-bound transfers on loopback (bench/cpu-bench.sh): throughput, main
+# thread and worker CPU per GB, per cipher; SIZE REPS MODES CASES MT...
+bench-cpu: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/cpu-bench.sh
+
+# The threaded AES-CTR core alone against one OpenSSL EVP context.
+bench-cipher:
+	@$(MAKE) --no-print-directory -C bench/cipher run
+
 # ---------------------------------------------------------------------------
 # install: upstream's install into a staging directory, renamed to the hpn
 # names, then copied into $(DESTDIR); existing config files are kept.
@@ -208,7 +220,11 @@ check-openssh-quick: $(HPN_DIR)/.built check-prep
 check-stock-openssh: $(STOCK_DIR)/.built check-prep
 	@scripts/run-regress.sh openssh $(STOCK_TREE) $(LOGS)
 
-check: patch-check check-unit check-install check-hpn check-openssh
+# What CI runs (.ci/run: `make deps check`, ~35 minutes on 2 cores): also
+# the interop matrix, the package test and the sanitizer build with its
+# quicker steps.  `make stress` and the whole `make check-asan` are apart.
+check: patch-check check-unit check-install check-hpn check-openssh \
+    check-interop check-package check-asan-quick
 	@echo "make check: all tests passed"
 
 check-quick: patch-check check-unit check-install check-hpn check-openssh-quick
@@ -245,10 +261,16 @@ check-interop: interop
 # threaded AES-CTR under ThreadSanitizer (tests/sanitize/check-asan.sh).
 # STRESS_PHASES picks phases (loss rekey mux kill concurrent malformed).
 
-.PHONY: stress check-asan
+.PHONY: stress check-asan check-asan-quick
 
 stress: $(HPN_DIR)/.built check-prep
 	@timeout --kill-after=30 1200 tests/stress/run-stress.sh $(HPN_TREE) $(STRESS_PHASES)
 
 check-asan: $(DL)/.fetched $(STOCK_DIR)/.built check-prep
 	@tests/sanitize/check-asan.sh $(DL) $(B)/asan $(LOGS) $(STOCK_TREE) $(HPN_CONFIGURE)
+
+# In make check: unit tests, the malformed/kill/rekey stress phases under
+# ASan+UBSan, and ThreadSanitizer (the regress suites only in check-asan).
+check-asan-quick: $(DL)/.fetched $(STOCK_DIR)/.built check-prep
+	@CHECK_ASAN_STEPS="unit stress tsan" \
+	    tests/sanitize/check-asan.sh $(DL) $(B)/asan $(LOGS) $(STOCK_TREE) $(HPN_CONFIGURE)

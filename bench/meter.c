@@ -23,12 +23,23 @@
  *	    File descriptors are passed through untouched (sshd hands
  *	    sshd-session its socket and config that way).
  *
+ *	meter run -T THREADS OUT -- CMD [ARG...]
+ *	    The same, and every 20 ms the CPU time of each thread of every
+ *	    descendant is read from /proc; THREADS gets one line per process
+ *	    seen: "pid comm main_s others_s", the CPU seconds of its main
+ *	    thread and of all its other threads (worker threads that ended
+ *	    early are counted as last seen).  A direct child is read once
+ *	    more as a zombie, so its figures are final; a deeper descendant's
+ *	    are at most 20 ms old.
+ *
  * Linux only (PR_SET_CHILD_SUBREAPER).
  */
 
 #define _GNU_SOURCE
 
 #include <sys/prctl.h>
+#include <dirent.h>
+#include <ctype.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -52,7 +63,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: meter recv -o FILE -t TIMES\n"
 	    "       meter watch FILE SIZE TIMEOUT_S TIMES\n"
-	    "       meter run OUT -- CMD [ARG...]\n");
+	    "       meter run [-T THREADS] OUT -- CMD [ARG...]\n");
 	exit(2);
 }
 
@@ -210,6 +221,189 @@ forward(int sig)
 		kill(child_pid, sig);
 }
 
+/* Per-thread CPU of all descendants, sampled from /proc (meter run -T). */
+#define MAX_THREADS	8192
+#define MAX_PROCS	1024
+
+struct tsample {
+	pid_t			 pid, tid;
+	char			 comm[32];
+	unsigned long long	 ticks;		/* utime + stime */
+};
+static struct tsample threads[MAX_THREADS];
+static int nthreads;
+static pid_t procs[MAX_PROCS];
+static int nprocs;
+
+/*
+ * Parse a /proc stat line: comm into comm[], and the fields after it
+ * (field 3 onwards) into f[0..nf-1].  Returns the number parsed.
+ */
+static int
+parse_stat(const char *path, char *comm, size_t commlen,
+    unsigned long long *f, int nf)
+{
+	char buf[1024], *lp, *rp, *p, *end;
+	ssize_t n;
+	int fd, i;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((lp = strchr(buf, '(')) == NULL ||
+	    (rp = strrchr(buf, ')')) == NULL || rp < lp)
+		return -1;
+	if (comm != NULL) {
+		snprintf(comm, commlen, "%.*s", (int)(rp - lp - 1),
+		    lp + 1);
+	}
+	p = rp + 2;		/* the state letter */
+	if (*p == '\0')
+		return -1;
+	p++;
+	for (i = 0; i < nf; i++) {
+		f[i] = strtoull(p, &end, 10);
+		if (end == p)
+			break;
+		p = end;
+	}
+	return i;
+}
+
+/* The processes whose parent chain leads to us. */
+static void
+find_procs(void)
+{
+	static pid_t pid[32768], ppid[32768];
+	unsigned long long f[1];
+	char path[300];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, i, changed;
+
+	if ((d = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && n < 32768) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if (parse_stat(path, NULL, 0, f, 1) != 1)
+			continue;
+		pid[n] = (pid_t)atol(de->d_name);
+		ppid[n++] = (pid_t)f[0];
+	}
+	closedir(d);
+	nprocs = 0;
+	procs[nprocs++] = getpid();
+	do {
+		changed = 0;
+		for (i = 0; i < n && nprocs < MAX_PROCS; i++) {
+			int j, known = 0, parent = 0;
+
+			for (j = 0; j < nprocs; j++) {
+				if (procs[j] == pid[i])
+					known = 1;
+				if (procs[j] == ppid[i])
+					parent = 1;
+			}
+			if (!known && parent) {
+				procs[nprocs++] = pid[i];
+				changed = 1;
+			}
+		}
+	} while (changed);
+}
+
+static void
+sample_proc(pid_t p)
+{
+	unsigned long long f[13];
+	char path[300], comm[32];
+	struct dirent *de;
+	DIR *d;
+	pid_t tid;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+	if (parse_stat(path, comm, sizeof(comm), f, 1) != 1)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		tid = (pid_t)atol(de->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat",
+		    (int)p, (int)tid);
+		/* fields 4..15: utime is f[10], stime f[11] */
+		if (parse_stat(path, NULL, 0, f, 12) != 12)
+			continue;
+		for (i = 0; i < nthreads; i++)
+			if (threads[i].tid == tid && threads[i].pid == p)
+				break;
+		if (i == nthreads) {
+			if (nthreads == MAX_THREADS)
+				continue;
+			nthreads++;
+			threads[i].pid = p;
+			threads[i].tid = tid;
+		}
+		/* exec changes the name: keep the latest */
+		snprintf(threads[i].comm, sizeof(threads[i].comm), "%s", comm);
+		threads[i].ticks = f[10] + f[11];
+	}
+	closedir(d);
+}
+
+static void
+sample_all(void)
+{
+	int i;
+
+	for (i = 1; i < nprocs; i++)	/* not ourselves */
+		sample_proc(procs[i]);
+}
+
+static int
+write_threads(const char *path)
+{
+	static char text[MAX_THREADS * 64];
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	size_t off = 0;
+	int i, j, seen;
+
+	for (i = 0; i < nthreads; i++) {
+		unsigned long long main_t = 0, others = 0;
+		const char *comm = "?";
+
+		for (j = 0, seen = 0; j < i; j++)
+			if (threads[j].pid == threads[i].pid)
+				seen = 1;
+		if (seen)
+			continue;
+		for (j = i; j < nthreads; j++) {
+			if (threads[j].pid != threads[i].pid)
+				continue;
+			if (threads[j].tid == threads[j].pid) {
+				main_t = threads[j].ticks;
+				comm = threads[j].comm;
+			} else
+				others += threads[j].ticks;
+		}
+		if (off + 128 >= sizeof(text))
+			break;
+		off += snprintf(text + off, sizeof(text) - off,
+		    "%d %s %.2f %.2f\n", (int)threads[i].pid, comm,
+		    main_t / hz, others / hz);
+	}
+	return write_result(path, text);
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -218,8 +412,16 @@ cmd_run(int argc, char **argv)
 	uint64_t start, end = 0;
 	int status, code = 255;
 	char line[256];
+	const char *tout = NULL;
 	pid_t pid;
+	siginfo_t si;
+	int iter = 0;
 
+	if (argc >= 3 && strcmp(argv[1], "-T") == 0) {
+		tout = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 4 || strcmp(argv[2], "--") != 0)
 		usage();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
@@ -246,7 +448,29 @@ cmd_run(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	/* Reap the child and every orphan that comes our way. */
 	for (;;) {
-		pid_t p = waitpid(-1, &status, 0);
+		pid_t p;
+
+		if (tout != NULL) {
+			/* Sample until a child is a zombie, then once more. */
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_ALL, 0, &si,
+			    WEXITED | WNOHANG | WNOWAIT) == -1) {
+				if (errno == EINTR)
+					continue;
+				break;		/* ECHILD */
+			}
+			if (si.si_pid == 0) {
+				struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+				if (iter++ % 5 == 0)
+					find_procs();
+				sample_all();
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			sample_proc(si.si_pid);
+		}
+		p = waitpid(-1, &status, 0);
 
 		if (p == -1) {
 			if (errno == EINTR)
@@ -269,6 +493,8 @@ cmd_run(int argc, char **argv)
 	    (unsigned long long)start, (unsigned long long)end, code,
 	    tv_s(ru.ru_utime), tv_s(ru.ru_stime), ru.ru_maxrss);
 	write_result(argv[1], line);
+	if (tout != NULL)
+		write_threads(tout);
 	return code;
 }
 

@@ -1,0 +1,263 @@
+#!/bin/bash
+# bench/cpu-bench.sh - CPU-bound transfers on loopback: what each cipher
+# costs when the network is not the limit.  Run as root; `make bench-cpu`
+# calls it.  See bench/README.md.
+#
+#   SIZE=1G  REPS=3  MODES="pipe-up pipe-down"
+#   CASES="stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128
+#          hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none
+#          hpn:none-nomac"
+#   CTR_MAC=umac-64-etm@openssh.com (MAC of the CTR ciphers and of none)
+#   MT=1 (MTAESThreads of both ends in the -mt cases)
+#   HPN_TREE STOCK_TREE  OUT=build/bench/cpu-<timestamp>
+#   QUIET_LOAD=1.0 QUIET_WAIT=300: before each run wait (bounded) for the
+#   1-minute load to drop to QUIET_LOAD ("" = never wait)
+#
+# Both ends run in one network namespace made for the run (only its
+# loopback: nothing else can reach it or be reached), the hpn and the stock
+# sshd each on its own port.  Client and server processes run under
+# `meter run -T`, which reads every thread's CPU time from /proc, so the
+# main thread (which does the packet work) is told apart from the AES-CTR
+# worker threads.  Every transfer is checked by SHA-256.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
+
+SIZE=${SIZE:-1G}
+REPS=${REPS:-3}
+MODES=${MODES:-"pipe-up pipe-down"}
+CASES=${CASES:-"stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"}
+CTR_MAC=${CTR_MAC:-umac-64-etm@openssh.com}
+MT=${MT:-1}
+HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
+STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-10.0p1}
+OUT=${OUT:-$TOP/build/bench/cpu-$(date +%Y%m%d-%H%M%S)}
+QUIET_LOAD=${QUIET_LOAD-1.0}
+QUIET_WAIT=${QUIET_WAIT:-300}
+NS=hpncpu
+declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213)
+
+[ "$(id -u)" -eq 0 ] || bl_die "run as root (a network namespace, sshd)"
+[[ $REPS =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] && [ "$REPS" -le 50 ] || bl_die "REPS: 1-50"
+[[ $MT =~ ^[0-9]+$ ]] && [ "$MT" -ge 1 ] && [ "$MT" -le 64 ] || bl_die "MT: 1-64"
+BYTES=$(bl_bytes "$SIZE") || bl_die "SIZE: e.g. 1G, 256M"
+[ "$BYTES" -ge 1048576 ] || bl_die "SIZE: at least 1M"
+for m in $MODES; do
+	case $m in pipe-up|pipe-down) ;; *) bl_die "MODES: pipe-up, pipe-down, not '$m'" ;; esac
+done
+
+# case -> "server tree cipher mac extra-client-options"; hpnmt: the hpn
+# sshd with MTAESThreads $MT (the -mt cases ask for the threads on both
+# ends; the plain hpn cases get the automatic count: none below 3 CPUs)
+case_spec() {
+	local t=${1%%:*} c=${1#*:}
+	case $t in hpn|stock) ;; *) return 1 ;; esac
+	case $c in
+	gcm)	echo "$t $t aes128-gcm@openssh.com implicit" ;;
+	chacha)	echo "$t $t chacha20-poly1305@openssh.com implicit" ;;
+	ctr128)	echo "$t $t aes128-ctr $CTR_MAC" ;;
+	ctr256)	echo "$t $t aes256-ctr $CTR_MAC" ;;
+	ctr128-mt) [ "$t" = hpn ] && echo "hpnmt $t aes128-ctr $CTR_MAC -oMTAESThreads=$MT" ;;
+	ctr256-mt) [ "$t" = hpn ] && echo "hpnmt $t aes256-ctr $CTR_MAC -oMTAESThreads=$MT" ;;
+	none)	[ "$t" = hpn ] && echo "$t $t aes128-gcm@openssh.com $CTR_MAC -oNoneEnabled=yes -oNoneSwitch=yes" ;;
+	none-nomac) [ "$t" = hpn ] && echo "$t $t aes128-gcm@openssh.com none -oNoneEnabled=yes -oNoneSwitch=yes -oNoneMacEnabled=yes" ;;
+	*)	return 1 ;;
+	esac
+}
+for c in $CASES; do
+	case_spec "$c" >/dev/null || bl_die "CASES: unknown case '$c' (tree:cipher, e.g. hpn:ctr128, stock:gcm)"
+done
+avail=$(df -k --output=avail /dev/shm | tail -n 1)
+[ $((avail * 1024)) -gt $((BYTES * 3)) ] || bl_die "/dev/shm has too little room for 3 x $SIZE"
+"$TOP/scripts/deps.sh" check bench
+
+work=$(mktemp -d /dev/shm/hpncpu.XXXXXX)
+chmod 755 "$work"
+fg_pid= ns_up=0
+exec 3>&1 4>&2
+cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	trap '' PIPE
+	exec 1>&3 2>&4
+	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
+	tsshd_stop "$work" "${PORT[hpn]}" 2>/dev/null || true
+	tsshd_stop "$work" "${PORT[stock]}" 2>/dev/null || true
+	tsshd_stop "$work" "${PORT[hpnmt]}" 2>/dev/null || true
+	if [ "$ns_up" = 1 ]; then
+		# whatever is still inside (a stuck session) ends by its PID
+		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+		ip netns del "$NS" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+	[ $rc -ne 0 ] && bl_log "stopped (status $rc); partial results in $OUT"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A namespace of ours left by a crashed run: end what is in it, remove it.
+if ip netns list | grep -qw "^$NS"; then
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+	ip netns del "$NS"
+fi
+ip netns add "$NS"
+ns_up=1
+ip -n "$NS" link set lo up
+
+mkdir -p "$OUT"
+CSV=$OUT/results.csv
+LOG=$OUT/run.log
+exec > >(trap '' INT TERM; exec tee -a "$LOG") 2>&1
+
+bl_meter "$work"
+bl_snapshot_tree "$HPN_TREE" "$work/tree-hpn"
+bl_snapshot_tree "$STOCK_TREE" "$work/tree-stock"
+tsshd_setup "$work" >/dev/null
+for s in hpn stock hpnmt; do
+	t=${s%mt}
+	mkdir -p "$work/usage-$s"
+	cat > "$work/session-$s" <<-EOF
+	#!/bin/sh
+	exec $work/meter run -T $work/usage-$s/threads.\$\$ $work/usage-$s/session.\$\$ -- $work/tree-$t/sshd-session "\$@"
+	EOF
+	chmod 755 "$work/session-$s"
+	case $s in
+	hpn)	extra=$'NoneEnabled yes\nNoneMacEnabled yes' ;;
+	hpnmt)	extra="MTAESThreads $MT" ;;
+	*)	extra= ;;
+	esac
+	TSSHD_SESSION_PATH=$work/session-$s TSSHD_EXTRA=$extra \
+	    tsshd_start "$work" "$work/tree-$t" "${PORT[$s]}" 127.0.0.1 ip netns exec "$NS" ||
+	    bl_die "$s sshd did not start"
+	tsshd_client_config "$work" "${PORT[$s]}" 127.0.0.1 > "$work/ssh_config-$s"
+done
+
+nc=$(wc -w <<<"$CASES") nm=$(wc -w <<<"$MODES")
+total=$((nc * nm * REPS))
+echo "bench-cpu: CPU-bound transfers on loopback (one network namespace), $(date -Is) on $(hostname)"
+echo "bench-cpu: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-cpu: SIZE=$SIZE ($BYTES bytes of random data on tmpfs) REPS=$REPS MODES=\"$MODES\" CTR_MAC=$CTR_MAC"
+echo "bench-cpu: hpn: $("$work/tree-hpn/ssh" -V 2>&1); stock: $("$work/tree-stock/ssh" -V 2>&1)"
+echo "bench-cpu: CASES=\"$CASES\""
+echo "bench-cpu: $total runs, results in $OUT"
+{
+	echo "- date: $(date -Is), host $(hostname), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
+	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg); QUIET_LOAD=$QUIET_LOAD"
+	echo "- loopback in one network namespace; $(bl_human "$BYTES") of random data from and to tmpfs; REPS $REPS"
+	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; CTR and none MAC: $CTR_MAC"
+} > "$OUT/meta.md"
+echo "run,time,case,tree,cipher,mac,mode,size_bytes,rep,status,mb_s,data_s,client_main_s,client_workers_s,server_main_s,server_workers_s,load1" > "$CSV"
+
+src=$work/src
+bl_log "making $(bl_human "$BYTES") of random data"
+head -c "$BYTES" /dev/urandom > "$src"
+src_sha=$(sha256sum < "$src" | cut -d' ' -f1)
+
+wait_quiet() {
+	local i l
+	[ -n "$QUIET_LOAD" ] || return 0
+	for ((i = 0; i < QUIET_WAIT; i += 2)); do
+		l=$(cut -d' ' -f1 /proc/loadavg)
+		awk -v l="$l" -v q="$QUIET_LOAD" 'BEGIN { exit !(l <= q) }' && return 0
+		[ $i = 0 ] && echo "bench-cpu: load $l > QUIET_LOAD=$QUIET_LOAD, waiting (at most ${QUIET_WAIT}s)"
+		sleep 2
+	done
+}
+
+# threads FILE... COMM: "main others" CPU seconds summed over COMM's processes
+threads() {
+	local comm=${!#}
+	awk -v c="$comm" '$2 == c { m += $3; o += $4 } END { printf "%.2f %.2f\n", m, o }' "${@:1:$#-1}" 2>/dev/null ||
+	    echo "? ?"
+}
+
+n=0
+measure() {
+	local cs=$1 mode=$2 rep=$3 sv t cipher mac extra status=OK rc=0
+	local dst=$work/dst times=$work/times ct=$work/client.threads cl=$work/client.usage
+	local mbs= data= cm cw sm sw load i f first last got
+	local -a copts files
+	read -r sv t cipher mac extra < <(case_spec "$cs")
+	n=$((n + 1))
+	copts=(-F "$work/ssh_config-$sv" -o "Ciphers=$cipher")
+	[ "$mac" != implicit ] && [ "$mac" != none ] && copts+=(-o "MACs=$mac")
+	# shellcheck disable=SC2206
+	[ -n "$extra" ] && copts+=($extra)
+	rm -f "$dst" "$times" "$ct" "$cl" "$work/usage-$sv"/*
+	wait_quiet
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	if [ "$mode" = pipe-up ]; then
+		cat "$src" | ip netns exec "$NS" "$work/meter" run -T "$ct" "$cl" -- \
+		    timeout -k 5 300 "$work/tree-$t/ssh" "${copts[@]}" bench \
+		    "exec $work/meter recv -o $dst -t $times" > "$work/client.out" 2>&1 &
+	else
+		ip netns exec "$NS" "$work/meter" run -T "$ct" "$cl" -- \
+		    timeout -k 5 300 "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
+		    2> "$work/client.out" < /dev/null | "$work/meter" recv -o "$dst" -t "$times" &
+	fi
+	fg_pid=$!
+	wait "$fg_pid" || rc=$?
+	fg_pid=
+	[ $rc -eq 0 ] || status="FAIL:rc$rc"
+	# the session's figures land when its processes are gone (bounded)
+	for ((i = 0; i < 100; i++)); do
+		files=()
+		for f in "$work/usage-$sv"/threads.*; do
+			case $f in *.tmp|*'*') ;; *) files+=("$f") ;; esac
+		done
+		[ ${#files[@]} -gt 0 ] && break
+		sleep 0.1
+	done
+	read -r cm cw < <(threads "$ct" ssh)
+	if [ ${#files[@]} -gt 0 ]; then
+		read -r sm sw < <(threads "${files[@]}" sshd-session)
+	else
+		sm='?' sw='?'
+	fi
+	got=$(stat -c %s "$dst" 2>/dev/null || echo 0)
+	if [ "$status" = OK ] && [ "$got" != "$BYTES" ]; then
+		status="FAIL:size($got)"
+	fi
+	if [ "$status" = OK ] && [ "$(sha256sum < "$dst" | cut -d' ' -f1)" != "$src_sha" ]; then
+		status=FAIL:sha256
+	fi
+	case $cs in
+	*none*)	grep -q "UNENCRYPTED" "$work/client.out" || status=${status/OK/FAIL:no-none-switch} ;;
+	esac
+	if [ "$status" = OK ] && read -r first last _ < "$times" && [ "$last" -gt "$first" ]; then
+		data=$(awk -v a="$first" -v b="$last" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+		mbs=$(awk -v d="$data" -v b="$BYTES" 'BEGIN { printf "%.1f", b / d / 1e6 }')
+	elif [ "$status" = OK ]; then
+		status=FAIL:no-timing
+	fi
+	echo "$n,$(date +%H:%M:%S),$cs,$t,$cipher,$mac,$mode,$BYTES,$rep,$status,$mbs,$data,$cm,$cw,$sm,$sw,$load" >> "$CSV"
+	if [ "$status" = OK ]; then
+		printf "[%3d/%d] %-16s %-9s rep %d: %7.1f MB/s; CPU s client main %s workers %s, server main %s workers %s; load %s\n" \
+		    "$n" "$total" "$cs" "$mode" "$rep" "$mbs" "$cm" "$cw" "$sm" "$sw" "$load"
+	else
+		printf "[%3d/%d] %-16s %-9s rep %d: %s; load %s\n" "$n" "$total" "$cs" "$mode" "$rep" "$status" "$load"
+		sed 's/^/    client: /' "$work/client.out" | head -n 5
+		cp "$work/client.out" "$OUT/fail-$n-client.log" 2>/dev/null || true
+		tail -n 30 "$work/sshd-${PORT[$sv]}.log" > "$OUT/fail-$n-sshd.log" 2>/dev/null || true
+	fi
+	rm -f "$dst"
+}
+
+# Repetitions outermost, cases of one mode back to back: drift in the
+# host's speed hits every case alike.
+for ((rep = 1; rep <= REPS; rep++)); do
+	for mode in $MODES; do
+		for cs in $CASES; do
+			measure "$cs" "$mode" "$rep"
+		done
+	done
+done
+
+"$TOP/bench/cpu-report.sh" "$CSV" > "$OUT/results.md"
+echo
+cat "$OUT/results.md"
+echo
+echo "bench-cpu: done; $OUT/results.csv, $OUT/results.md"
