@@ -12,10 +12,13 @@
 #   HPN_TREE STOCK_TREE  OUT=build/bench/cpu-<timestamp>
 #   QUIET_LOAD=1.0 QUIET_WAIT=300: before each run wait (bounded) for the
 #   1-minute load to drop to QUIET_LOAD ("" = never wait)
+#   RTT= (default: loopback) or RTT=50 [RATE=1000]: the same over the
+#   emulated path (bench/netpath) instead, to see the CPU per GB there
 #
 # Both ends run in one network namespace made for the run (only its
-# loopback: nothing else can reach it or be reached), the hpn and the stock
-# sshd each on its own port.  Client and server processes run under
+# loopback: nothing else can reach it or be reached), or with RTT in the two
+# namespaces of bench/netpath; the hpn and the stock sshd each on its own
+# port.  Client and server processes run under
 # `meter run -T`, which reads every thread's CPU time from /proc, so the
 # main thread (which does the packet work) is told apart from the AES-CTR
 # worker threads.  Every transfer is checked by SHA-256.
@@ -36,6 +39,8 @@ OUT=${OUT:-$TOP/build/bench/cpu-$(date +%Y%m%d-%H%M%S)}
 QUIET_LOAD=${QUIET_LOAD-1.0}
 QUIET_WAIT=${QUIET_WAIT:-300}
 NS=hpncpu
+RTT=${RTT:-}
+RATE=${RATE:-1000}
 declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213)
 
 [ "$(id -u)" -eq 0 ] || bl_die "run as root (a network namespace, sshd)"
@@ -43,6 +48,7 @@ declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213)
 [[ $MT =~ ^[0-9]+$ ]] && [ "$MT" -ge 1 ] && [ "$MT" -le 64 ] || bl_die "MT: 1-64"
 BYTES=$(bl_bytes "$SIZE") || bl_die "SIZE: e.g. 1G, 256M"
 [ "$BYTES" -ge 1048576 ] || bl_die "SIZE: at least 1M"
+[ -z "$RTT" ] || { [[ $RTT =~ ^[0-9]+$ ]] && [[ $RATE =~ ^[0-9]+$ ]]; } || bl_die "RTT, RATE: integers (ms, Mbit/s)"
 for m in $MODES; do
 	case $m in pipe-up|pipe-down) ;; *) bl_die "MODES: pipe-up, pipe-down, not '$m'" ;; esac
 done
@@ -68,6 +74,8 @@ case_spec() {
 for c in $CASES; do
 	case_spec "$c" >/dev/null || bl_die "CASES: unknown case '$c' (tree:cipher, e.g. hpn:ctr128, stock:gcm)"
 done
+# per transfer: generous (10 MB/s), but bounded
+TO=$((120 + BYTES / 10000000))
 avail=$(df -k --output=avail /dev/shm | tail -n 1)
 [ $((avail * 1024)) -gt $((BYTES * 3)) ] || bl_die "/dev/shm has too little room for 3 x $SIZE"
 "$TOP/scripts/deps.sh" check bench
@@ -85,7 +93,9 @@ cleanup() {
 	tsshd_stop "$work" "${PORT[hpn]}" 2>/dev/null || true
 	tsshd_stop "$work" "${PORT[stock]}" 2>/dev/null || true
 	tsshd_stop "$work" "${PORT[hpnmt]}" 2>/dev/null || true
-	if [ "$ns_up" = 1 ]; then
+	if [ "$ns_up" = 1 ] && [ -n "$RTT" ]; then
+		"$NP" down --name "$NS" || true
+	elif [ "$ns_up" = 1 ]; then
 		# whatever is still inside (a stuck session) ends by its PID
 		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
 		ip netns del "$NS" 2>/dev/null || true
@@ -98,14 +108,30 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A namespace of ours left by a crashed run: end what is in it, remove it.
-if ip netns list | grep -qw "^$NS"; then
-	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$NS"
+if [ -n "$RTT" ]; then
+	# netpath cleans up what a crashed run left, and validates nothing here
+	bl_netpath_snapshot "$work/netpath"
+	ns_up=1
+	"$NP" up --name "$NS" --rtt "$RTT" --rate "$RATE" > "$work/netpath.log" 2>&1 ||
+		{ cat "$work/netpath.log"; bl_die "netpath up failed"; }
+	ADDR=$("$NP" addr server --name "$NS")
+	CPFX=("$NP" exec client --name "$NS" --)
+	SPFX=("$NP" exec server --name "$NS" --)
+	WHERE="the emulated path, $RATE Mbit/s, $RTT ms RTT (bench/netpath)"
+else
+	# A namespace of ours left by a crashed run: end what is in it, remove it.
+	if ip netns list | grep -qw "^$NS"; then
+		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+		ip netns del "$NS"
+	fi
+	ip netns add "$NS"
+	ns_up=1
+	ip -n "$NS" link set lo up
+	ADDR=127.0.0.1
+	CPFX=(ip netns exec "$NS")
+	SPFX=(ip netns exec "$NS")
+	WHERE="loopback (one network namespace)"
 fi
-ip netns add "$NS"
-ns_up=1
-ip -n "$NS" link set lo up
 
 mkdir -p "$OUT"
 CSV=$OUT/results.csv
@@ -130,14 +156,14 @@ for s in hpn stock hpnmt; do
 	*)	extra= ;;
 	esac
 	TSSHD_SESSION_PATH=$work/session-$s TSSHD_EXTRA=$extra \
-	    tsshd_start "$work" "$work/tree-$t" "${PORT[$s]}" 127.0.0.1 ip netns exec "$NS" ||
+	    tsshd_start "$work" "$work/tree-$t" "${PORT[$s]}" "$ADDR" "${SPFX[@]}" ||
 	    bl_die "$s sshd did not start"
-	tsshd_client_config "$work" "${PORT[$s]}" 127.0.0.1 > "$work/ssh_config-$s"
+	tsshd_client_config "$work" "${PORT[$s]}" "$ADDR" > "$work/ssh_config-$s"
 done
 
 nc=$(wc -w <<<"$CASES") nm=$(wc -w <<<"$MODES")
 total=$((nc * nm * REPS))
-echo "bench-cpu: CPU-bound transfers on loopback (one network namespace), $(date -Is) on $(hostname)"
+echo "bench-cpu: transfers over $WHERE, $(date -Is) on $(hostname)"
 echo "bench-cpu: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench-cpu: SIZE=$SIZE ($BYTES bytes of random data on tmpfs) REPS=$REPS MODES=\"$MODES\" CTR_MAC=$CTR_MAC"
 echo "bench-cpu: hpn: $("$work/tree-hpn/ssh" -V 2>&1); stock: $("$work/tree-stock/ssh" -V 2>&1)"
@@ -146,7 +172,7 @@ echo "bench-cpu: $total runs, results in $OUT"
 {
 	echo "- date: $(date -Is), host $(hostname), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
 	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg); QUIET_LOAD=$QUIET_LOAD"
-	echo "- loopback in one network namespace; $(bl_human "$BYTES") of random data from and to tmpfs; REPS $REPS"
+	echo "- over $WHERE; $(bl_human "$BYTES") of random data from and to tmpfs; REPS $REPS"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; CTR and none MAC: $CTR_MAC"
 } > "$OUT/meta.md"
 echo "run,time,case,tree,cipher,mac,mode,size_bytes,rep,status,mb_s,data_s,client_main_s,client_workers_s,server_main_s,server_workers_s,load1" > "$CSV"
@@ -190,12 +216,12 @@ measure() {
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	if [ "$mode" = pipe-up ]; then
-		cat "$src" | ip netns exec "$NS" "$work/meter" run -T "$ct" "$cl" -- \
-		    timeout -k 5 300 "$work/tree-$t/ssh" "${copts[@]}" bench \
+		cat "$src" | "${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
+		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench \
 		    "exec $work/meter recv -o $dst -t $times" > "$work/client.out" 2>&1 &
 	else
-		ip netns exec "$NS" "$work/meter" run -T "$ct" "$cl" -- \
-		    timeout -k 5 300 "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
+		"${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
+		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
 		    2> "$work/client.out" < /dev/null | "$work/meter" recv -o "$dst" -t "$times" &
 	fi
 	fg_pid=$!

@@ -61,6 +61,23 @@ def raw_data(t, chan, data):
     t._send_user_message(m)
 
 
+def overrun_window(t, chan):
+    """Send CHANNEL_DATA past the peer's window (by 10% + 1 MiB), in
+    packets of its maximum size, until done or disconnected; returns
+    (window, maximum packet, bytes sent)."""
+    win, mp = chan.out_window_size, chan.out_max_packet_size
+    total = win + win // 10 + (1 << 20)
+    sent = 0
+    try:
+        while sent < total and t.is_active():
+            n = min(mp, total - sent)
+            raw_data(t, chan, b"w" * n)
+            sent += n
+    except (EOFError, OSError, paramiko.SSHException):
+        pass
+    return win, mp, sent
+
+
 def raw_adjust(t, chan, n):
     m = Message()
     m.add_byte(cMSG_CHANNEL_WINDOW_ADJUST)
@@ -169,16 +186,7 @@ def client_case(case, host, port, keyfile, user, listener):
         chan = t.open_session(timeout=TIMEOUT)
         chan.exec_command("sleep 20")
         time.sleep(0.3)
-        win, mp = chan.out_window_size, chan.out_max_packet_size
-        total = win + win // 10 + (1 << 20)
-        sent = 0
-        try:
-            while sent < total and t.is_active():
-                n = min(mp, total - sent)
-                raw_data(t, chan, b"w" * n)
-                sent += n
-        except (EOFError, OSError, paramiko.SSHException):
-            pass
+        win, mp, sent = overrun_window(t, chan)
         result(case, window=win, maxpacket=mp, sent=sent,
                closed_after=wait_closed(t, 15))
 
@@ -386,16 +394,7 @@ def server_case(case, port, hostkey):
         raw_adjust(t, chan, 0xFFFFFF00)
         result(case, closed_after=wait_closed(t, 15))
     elif case == "window-exceed":
-        win, mp = chan.out_window_size, chan.out_max_packet_size
-        total = win + win // 10 + (1 << 20)
-        sent = 0
-        try:
-            while sent < total and t.is_active():
-                n = min(mp, total - sent)
-                raw_data(t, chan, b"w" * n)
-                sent += n
-        except (EOFError, OSError, paramiko.SSHException):
-            pass
+        win, _, sent = overrun_window(t, chan)
         result(case, window=win, sent=sent, closed_after=wait_closed(t, 15))
     elif case == "zero-window":
         # The client must send nothing in 3 s; then it may send 4 MiB.
