@@ -10,8 +10,8 @@
 #   CTR_MAC=umac-64-etm@openssh.com (MAC of the CTR ciphers and of none)
 #   MT=1 (MTAESThreads of both ends in the -mt cases)
 #   HPN_TREE STOCK_TREE  OUT=build/bench/cpu-<timestamp>
-#   QUIET_LOAD=1.0 QUIET_WAIT=300: before each run wait (bounded) for the
-#   1-minute load to drop to QUIET_LOAD ("" = never wait)
+#   QUIET_IDLE=90 QUIET_WAIT=120: before each run wait (at most QUIET_WAIT s)
+#   until the CPUs are QUIET_IDLE % idle ("" = never wait)
 #   RTT= (default: loopback) or RTT=50 [RATE=1000]: the same over the
 #   emulated path (bench/netpath) instead, to see the CPU per GB there
 #
@@ -36,8 +36,8 @@ MT=${MT:-1}
 HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
 STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-10.0p1}
 OUT=${OUT:-$TOP/build/bench/cpu-$(date +%Y%m%d-%H%M%S)}
-QUIET_LOAD=${QUIET_LOAD-1.0}
-QUIET_WAIT=${QUIET_WAIT:-300}
+QUIET_IDLE=${QUIET_IDLE-90}
+QUIET_WAIT=${QUIET_WAIT:-120}
 NS=hpncpu
 RTT=${RTT:-}
 RATE=${RATE:-1000}
@@ -171,7 +171,7 @@ echo "bench-cpu: CASES=\"$CASES\""
 echo "bench-cpu: $total runs, results in $OUT"
 {
 	echo "- date: $(date -Is), host $(hostname), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
-	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg); QUIET_LOAD=$QUIET_LOAD"
+	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg); QUIET_IDLE=$QUIET_IDLE %"
 	echo "- over $WHERE; $(bl_human "$BYTES") of random data from and to tmpfs; REPS $REPS"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; CTR and none MAC: $CTR_MAC"
 } > "$OUT/meta.md"
@@ -182,14 +182,22 @@ bl_log "making $(bl_human "$BYTES") of random data"
 head -c "$BYTES" /dev/urandom > "$src"
 src_sha=$(sha256sum < "$src" | cut -d' ' -f1)
 
+# CPU-bound runs back to back keep the load average up: wait instead
+# (bounded) until the CPUs were QUIET_IDLE % idle over half a second.
+idle_pct() {
+	local a b
+	a=($(head -n 1 /proc/stat)); sleep 0.5; b=($(head -n 1 /proc/stat))
+	awk -v i1="${a[4]}" -v i2="${b[4]}" -v t1="$(IFS=+; echo "$((${a[*]:1}))")" \
+	    -v t2="$(IFS=+; echo "$((${b[*]:1}))")" \
+	    'BEGIN { d = t2 - t1; printf "%d", (d > 0 ? 100 * (i2 - i1) / d : 100) }'
+}
 wait_quiet() {
-	local i l
-	[ -n "$QUIET_LOAD" ] || return 0
-	for ((i = 0; i < QUIET_WAIT; i += 2)); do
-		l=$(cut -d' ' -f1 /proc/loadavg)
-		awk -v l="$l" -v q="$QUIET_LOAD" 'BEGIN { exit !(l <= q) }' && return 0
-		[ $i = 0 ] && echo "bench-cpu: load $l > QUIET_LOAD=$QUIET_LOAD, waiting (at most ${QUIET_WAIT}s)"
-		sleep 2
+	local i p
+	[ -n "$QUIET_IDLE" ] || return 0
+	for ((i = 0; i < QUIET_WAIT * 2; i++)); do
+		p=$(idle_pct)
+		[ "$p" -ge "$QUIET_IDLE" ] && return 0
+		[ $i = 0 ] && echo "bench-cpu: CPUs ${p}% idle < QUIET_IDLE=$QUIET_IDLE%, waiting (at most ${QUIET_WAIT}s)"
 	done
 }
 
