@@ -61,6 +61,21 @@ def raw_data(t, chan, data):
     t._send_user_message(m)
 
 
+def read_to_eof(chan, secs):
+    """What the channel sends until EOF, or until secs pass in silence."""
+    chan.settimeout(secs)
+    out = b""
+    try:
+        while True:
+            d = chan.recv(4096)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        pass
+    return out
+
+
 def overrun_window(t, chan):
     """Send CHANNEL_DATA past the peer's window (by 10% + 1 MiB), in
     packets of its maximum size, until done or disconnected; returns
@@ -251,16 +266,7 @@ def client_case(case, host, port, keyfile, user, listener):
         raw_data(t, chan, b"b" * (128 * 1024))
         chan.out_window_size -= 128 * 1024
         chan.shutdown_write()
-        chan.settimeout(15)
-        out = b""
-        try:
-            while True:
-                d = chan.recv(4096)
-                if not d:
-                    break
-                out += d
-        except socket.timeout:
-            pass
+        out = read_to_eof(chan, 15)
         result(case, maxpacket=mp, echoed=out.strip().decode() or "none",
                active=t.is_active())
 
@@ -275,16 +281,7 @@ def client_case(case, host, port, keyfile, user, listener):
         for _ in range(want // len(block)):
             chan2.sendall(block)
         chan2.shutdown_write()
-        chan2.settimeout(30)
-        out = b""
-        try:
-            while True:
-                d = chan2.recv(4096)
-                if not d:
-                    break
-                out += d
-        except socket.timeout:
-            pass
+        out = read_to_eof(chan2, 30)
         result("banner", version=repr(version), down=got,
                up=out.strip().decode() or "none", want=want)
     else:
