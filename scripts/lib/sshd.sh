@@ -11,7 +11,8 @@
 #
 # Optional environment for tsshd_start: TSSHD_LOGLEVEL (ERROR), TSSHD_EXTRA
 # (more sshd_config lines), TSSHD_SESSION_PATH (an sshd-session to run
-# instead of TREE's, e.g. a wrapper that measures it; default TREE/sshd-session).
+# instead of TREE's, e.g. a wrapper that measures it; default TREE/sshd-session),
+# TSSHD_SFTP_SERVER (the sftp subsystem; default TREE/sftp-server).
 
 tsshd_setup() {
 	local d=$1
@@ -40,7 +41,7 @@ PerSourcePenalties no
 MaxStartups 100:30:200
 SshdSessionPath ${TSSHD_SESSION_PATH:-$tree/sshd-session}
 SshdAuthPath $tree/sshd-auth
-Subsystem sftp $tree/sftp-server
+Subsystem sftp ${TSSHD_SFTP_SERVER:-$tree/sftp-server}
 LogLevel ${TSSHD_LOGLEVEL:-ERROR}
 ${TSSHD_EXTRA:-}
 EOC

@@ -90,45 +90,23 @@ np_up() {	# NAME [netpath options]: a path, torn down on exit
 		{ cat "$W/np-$n.log"; return 1; }
 }
 
-# srv PORT ADDR LOGLEVEL [PREFIX...]: an hpnsshd (TSSHD_EXTRA for more
-# sshd_config lines), as scripts/lib/sshd.sh's tsshd_start starts it, but
-# with sftp-server run by a wrapper that keeps its log (-e: stderr) in
-# W/sftp-server-PORT.log: sshd drops a subsystem's stderr, and sftp-server
-# otherwise logs to syslog, so its fatal errors would go unseen.
+# srv PORT ADDR LOGLEVEL [PREFIX...]: an hpnsshd started by scripts/lib/
+# sshd.sh's tsshd_start (TSSHD_EXTRA for more sshd_config lines), with one
+# AES-CTR worker thread and sftp-server run by a wrapper that keeps its log
+# (-e: stderr) in W/sftp-server-PORT.log: sshd drops a subsystem's stderr,
+# and sftp-server otherwise logs to syslog, so its fatal errors would go
+# unseen.
 srv() {
-	local port=$1 addr=$2 lvl=$3 i
+	local port=$1 addr=$2 lvl=$3
 	shift 3
 	PORTS="$PORTS $port"
 	printf '#!/bin/sh\nexec %s -e 2>>%s\n' "$tree/sftp-server" "$W/sftp-server-$port.log" \
 	    > "$W/sftp-wrap-$port"
 	chmod 755 "$W/sftp-wrap-$port"
 	: > "$W/sftp-server-$port.log"
-	cat > "$W/sshd_config-$port" <<EOC
-Port $port
-ListenAddress $addr
-HostKey $W/host_ed25519
-PidFile $W/sshd-$port.pid
-AuthorizedKeysFile $W/authorized_keys
-StrictModes no
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PerSourcePenalties no
-MaxStartups 100:30:200
-SshdSessionPath $tree/sshd-session
-SshdAuthPath $tree/sshd-auth
-Subsystem sftp $W/sftp-wrap-$port
-LogLevel $lvl
-MTAESThreads 1
-${TSSHD_EXTRA:-}
-EOC
-	rm -f "$W/sshd-$port.pid"
-	"$@" "$tree/sshd" -f "$W/sshd_config-$port" -E "$W/sshd-$port.log" || return 1
-	for i in $(seq 1 50); do
-		[ -s "$W/sshd-$port.pid" ] && break
-		sleep 0.1
-	done
-	[ -s "$W/sshd-$port.pid" ] || { cat "$W/sshd-$port.log"; return 1; }
+	TSSHD_SFTP_SERVER=$W/sftp-wrap-$port TSSHD_LOGLEVEL=$lvl \
+	    TSSHD_EXTRA="MTAESThreads 1
+${TSSHD_EXTRA:-}" tsshd_start "$W" "$tree" "$port" "$addr" "$@" || return 1
 	tsshd_client_config "$W" "$port" "$addr" > "$W/cfg-$port"
 }
 srv_pid() {
