@@ -22,6 +22,14 @@ warnings.simplefilter("ignore")  # cryptography deprecation noise
 
 CHUNK = 256 * 1024
 
+def pump(read, write):
+    """Copy read(CHUNK) to write() until read() returns nothing."""
+    while True:
+        b = read(CHUNK)
+        if not b:
+            break
+        write(b)
+
 
 def parse():
     p = argparse.ArgumentParser()
@@ -113,22 +121,14 @@ def run_paramiko(a):
         if a.direction == "up":
             ch.exec_command("cat > " + shlex.quote(a.remote))
             with open(a.local, "rb") as f:
-                while True:
-                    b = f.read(CHUNK)
-                    if not b:
-                        break
-                    ch.sendall(b)
+                pump(f.read, ch.sendall)
             ch.shutdown_write()
             while ch.recv(CHUNK):
                 pass
         else:
             ch.exec_command("cat " + shlex.quote(a.remote))
             with open(a.local, "wb") as f:
-                while True:
-                    b = ch.recv(CHUNK)
-                    if not b:
-                        break
-                    f.write(b)
+                pump(ch.recv, f.write)
         st = ch.recv_exit_status()
         err = b""
         while ch.recv_stderr_ready():

@@ -24,6 +24,14 @@ warnings.simplefilter("ignore")  # cryptography deprecation noise
 
 CHUNK = 256 * 1024
 
+def pump(read, write):
+    """Copy read(CHUNK) to write() until read() returns nothing."""
+    while True:
+        b = read(CHUNK)
+        if not b:
+            break
+        write(b)
+
 
 def parse():
     p = argparse.ArgumentParser()
@@ -226,18 +234,10 @@ def serve_paramiko(a):
         try:
             if what[0] == "up":
                 with open(what[1], "wb") as f:
-                    while True:
-                        b = ch.recv(CHUNK)
-                        if not b:
-                            break
-                        f.write(b)
+                    pump(ch.recv, f.write)
             else:
                 with open(what[1], "rb") as f:
-                    while True:
-                        b = f.read(CHUNK)
-                        if not b:
-                            break
-                        ch.sendall(b)
+                    pump(f.read, ch.sendall)
         except (OSError, EOFError, socket.error) as e:
             log("exec: %s" % e)
             st = 1
