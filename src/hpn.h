@@ -94,6 +94,19 @@ void	hpn_window_pong(struct ssh *, const u_char *, size_t);
 void	hpn_channel_summary(struct Channel *);
 size_t	hpn_channel_input_max(struct Channel *);
 
+/* hpn-chanio.c: fewer, larger reads and writes for bulk channels */
+#define HPN_CHAN_READ_MAX	(256 * 1024)	/* one read of a channel's input */
+#define HPN_CHAN_BURST		(256 * 1024)	/* packets queued per trip */
+#define HPN_CHAN_BURST_PACKETS	16
+#define HPN_PIPE_SIZE		(256 * 1024)	/* a bulk channel's pipes grow to */
+#define HPN_PIPE_GROW_AT	(64 * 1024)	/* bulk: reads, backlog this big */
+#define HPN_PIPE_RFD		0x01	/* Channel.hpn_pipes: grown (tried) */
+#define HPN_PIPE_WFD		0x02
+size_t	hpn_channel_read_len(const struct Channel *);
+void	hpn_channel_read_done(struct Channel *, size_t, size_t);
+void	hpn_channel_write_backlog(struct Channel *, size_t);
+u_int	hpn_channel_burst(const struct Channel *);
+
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
