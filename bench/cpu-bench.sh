@@ -14,6 +14,8 @@
 #   until the CPUs are QUIET_IDLE % idle ("" = never wait)
 #   RTT= (default: loopback) or RTT=50 [RATE=1000]: the same over the
 #   emulated path (bench/netpath) instead, to see the CPU per GB there
+#   OPENSSL_ia32cap="~0x200000200000000" (passed to both ends): as on a CPU
+#   without AES-NI and PCLMULQDQ
 #
 # Both ends run in one network namespace made for the run (only its
 # loopback: nothing else can reach it or be reached), or with RTT in the two
@@ -169,11 +171,15 @@ echo "bench-cpu: SIZE=$SIZE ($BYTES bytes of random data on tmpfs) REPS=$REPS MO
 echo "bench-cpu: hpn: $("$work/tree-hpn/ssh" -V 2>&1); stock: $("$work/tree-stock/ssh" -V 2>&1)"
 echo "bench-cpu: CASES=\"$CASES\""
 echo "bench-cpu: $total runs, results in $OUT"
+# OPENSSL_ia32cap (e.g. "~0x200000200000000": no AES-NI, no PCLMULQDQ)
+# reaches both ends: how the ciphers fare on a CPU without AES instructions
+[ -z "${OPENSSL_ia32cap:-}" ] || echo "bench-cpu: OPENSSL_ia32cap=$OPENSSL_ia32cap (both ends)"
 {
 	echo "- date: $(date -Is), host $(hostname), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
 	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg); QUIET_IDLE=$QUIET_IDLE %"
 	echo "- over $WHERE; $(bl_human "$BYTES") of random data from and to tmpfs; REPS $REPS"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; CTR and none MAC: $CTR_MAC"
+	[ -z "${OPENSSL_ia32cap:-}" ] || echo "- OPENSSL_ia32cap=$OPENSSL_ia32cap in both ends' environment"
 } > "$OUT/meta.md"
 echo "run,time,case,tree,cipher,mac,mode,size_bytes,rep,status,mb_s,data_s,client_main_s,client_workers_s,server_main_s,server_workers_s,load1" > "$CSV"
 
