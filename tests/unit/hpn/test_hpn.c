@@ -1,6 +1,8 @@
 /*
  * Unit tests of the HPN patch set's own code that is not about speed:
- * telling HPN peers from others by their banner, and the port fallback.
+ * telling HPN peers from others by their banner, the port fallback, option
+ * sizes, sftp request counts, buffer growth and how bulk channels size
+ * their reads, bursts and pipes.
  */
 
 #include "includes.h"
@@ -10,17 +12,21 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "openbsd-compat/sys-queue.h"
 #include "test_helper.h"
 
 #include "sshbuf.h"
 #include "packet.h"
 #include "kex.h"
 #include "log.h"
+#include "channels.h"
 #include "hpn.h"
 
 void tests(void);
@@ -200,6 +206,114 @@ tests(void)
 		sshbuf_free(b);
 	}
 	TEST_DONE();
+
+	TEST_START("channel reads: double while full, halve when short");
+	{
+		Channel c;
+
+		memset(&c, 0, sizeof(c));
+		c.rfd = c.wfd = c.efd = -1;
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), CHANNEL_MAX_READ);
+		hpn_channel_read_done(&c, 32768, 32768);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), 65536);
+		hpn_channel_read_done(&c, 65536, 65536);
+		hpn_channel_read_done(&c, 131072, 131072);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), HPN_CHAN_READ_MAX);
+		hpn_channel_read_done(&c, 262144, 262144);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), HPN_CHAN_READ_MAX);
+		/* a short read, but not very: unchanged */
+		hpn_channel_read_done(&c, 262144, 100000);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), HPN_CHAN_READ_MAX);
+		/* very short: halves, not below the stock size */
+		hpn_channel_read_done(&c, 262144, 1000);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), 131072);
+		hpn_channel_read_done(&c, 131072, 1);
+		hpn_channel_read_done(&c, 65536, 1);
+		hpn_channel_read_done(&c, 32768, 1);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), CHANNEL_MAX_READ);
+		/* full, but less asked than the size (window): no growth */
+		hpn_channel_read_done(&c, 1000, 1000);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), CHANNEL_MAX_READ);
+		/* terminals and datagrams keep the stock size */
+		c.isatty = 1;
+		hpn_channel_read_done(&c, 32768, 32768);
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), CHANNEL_MAX_READ);
+		c.isatty = 0;
+		c.datagram = 1;
+		c.hpn_read_len = HPN_CHAN_READ_MAX;
+		ASSERT_SIZE_T_EQ(hpn_channel_read_len(&c), CHANNEL_MAX_READ);
+	}
+	TEST_DONE();
+
+	TEST_START("channel bursts: bytes per trip, bounded in packets");
+	{
+		Channel c;
+
+		memset(&c, 0, sizeof(c));
+		c.remote_maxpacket = 32768;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 8);
+		c.remote_maxpacket = 16384;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 16);
+		c.remote_maxpacket = 1;		/* a hostile peer */
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), HPN_CHAN_BURST_PACKETS);
+		c.remote_maxpacket = 0;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 1);
+		c.remote_maxpacket = 1 << 20;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 1);
+		c.remote_maxpacket = 32768;
+		c.isatty = 1;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 1);
+		c.isatty = 0;
+		c.datagram = 1;
+		ASSERT_U_INT_EQ(hpn_channel_burst(&c), 1);
+	}
+	TEST_DONE();
+
+#if defined(F_GETPIPE_SZ) && defined(F_SETPIPE_SZ)
+	TEST_START("channel pipes: grown once the channel is bulk, not ttys");
+	{
+		Channel c;
+		int in[2], out[2], tty[2], sz0;
+
+		ASSERT_INT_EQ(pipe(in), 0);
+		ASSERT_INT_EQ(pipe(out), 0);
+		ASSERT_INT_EQ(pipe(tty), 0);
+		sz0 = fcntl(out[1], F_GETPIPE_SZ);
+		ASSERT_INT_LT(sz0, HPN_PIPE_SIZE);
+		memset(&c, 0, sizeof(c));
+		c.rfd = in[0];
+		c.wfd = out[1];
+		c.efd = -1;
+		/* a small backlog, a short read: nothing */
+		hpn_channel_write_backlog(&c, 1000);
+		hpn_channel_read_done(&c, 65536, 1000);
+		ASSERT_INT_EQ(fcntl(out[1], F_GETPIPE_SZ), sz0);
+		ASSERT_INT_EQ(fcntl(in[0], F_GETPIPE_SZ), sz0);
+		hpn_channel_write_backlog(&c, HPN_PIPE_GROW_AT);
+		ASSERT_INT_EQ(fcntl(out[1], F_GETPIPE_SZ), HPN_PIPE_SIZE);
+		ASSERT_INT_EQ(fcntl(in[0], F_GETPIPE_SZ), sz0);
+		hpn_channel_read_done(&c, HPN_PIPE_GROW_AT, HPN_PIPE_GROW_AT);
+		ASSERT_INT_EQ(fcntl(in[0], F_GETPIPE_SZ), HPN_PIPE_SIZE);
+		/* a terminal's channel keeps its pipe */
+		memset(&c, 0, sizeof(c));
+		c.rfd = tty[0];
+		c.wfd = tty[1];
+		c.isatty = 1;
+		hpn_channel_write_backlog(&c, 1 << 20);
+		hpn_channel_read_done(&c, 65536, 65536);
+		ASSERT_INT_EQ(fcntl(tty[1], F_GETPIPE_SZ), sz0);
+		/* not a pipe: left alone */
+		memset(&c, 0, sizeof(c));
+		c.rfd = c.wfd = open("/dev/null", O_RDWR);
+		ASSERT_INT_GE(c.wfd, 0);
+		hpn_channel_write_backlog(&c, 1 << 20);
+		hpn_channel_read_done(&c, 65536, 65536);
+		close(c.wfd);
+		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+		close(tty[0]); close(tty[1]);
+	}
+	TEST_DONE();
+#endif
 
 	TEST_START("fallback: refused on the default port");
 	ai = addrs("127.0.0.1", "2222");
