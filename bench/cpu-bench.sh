@@ -4,9 +4,12 @@
 # calls it.  See bench/README.md.
 #
 #   SIZE=1G  REPS=3  MODES="pipe-up pipe-down"
-#   CASES="stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128
-#          hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none
-#          hpn:none-nomac"
+#   CASES="ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128
+#          hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt
+#          hpn:none hpn:none-nomac"
+#   (ref:relay: the same source, TCP and sink with `meter relay` in place
+#   of ssh and sshd: what the machine moves through the pipeline with no
+#   SSH at all, the ceiling for every case)
 #   CTR_MAC=umac-64-etm@openssh.com (MAC of the CTR ciphers and of none)
 #   MT=1 (MTAESThreads of both ends in the -mt cases)
 #   HPN_TREE STOCK_TREE  OUT=build/bench/cpu-<timestamp>
@@ -32,7 +35,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 SIZE=${SIZE:-1G}
 REPS=${REPS:-3}
 MODES=${MODES:-"pipe-up pipe-down"}
-CASES=${CASES:-"stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"}
+CASES=${CASES:-"ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"}
 CTR_MAC=${CTR_MAC:-umac-64-etm@openssh.com}
 MT=${MT:-1}
 HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
@@ -43,7 +46,7 @@ QUIET_WAIT=${QUIET_WAIT:-120}
 NS=hpncpu
 RTT=${RTT:-}
 RATE=${RATE:-1000}
-declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213)
+declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213 [relay]=2214)
 
 [ "$(id -u)" -eq 0 ] || bl_die "run as root (a network namespace, sshd)"
 [[ $REPS =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] && [ "$REPS" -le 50 ] || bl_die "REPS: 1-50"
@@ -60,6 +63,7 @@ done
 # ends; the plain hpn cases get the automatic count: none below 3 CPUs)
 case_spec() {
 	local t=${1%%:*} c=${1#*:}
+	[ "$1" = ref:relay ] && { echo "relay relay none none"; return 0; }
 	case $t in hpn|stock) ;; *) return 1 ;; esac
 	case $c in
 	gcm)	echo "$t $t aes128-gcm@openssh.com implicit" ;;
@@ -117,6 +121,7 @@ if [ -n "$RTT" ]; then
 	"$NP" up --name "$NS" --rtt "$RTT" --rate "$RATE" > "$work/netpath.log" 2>&1 ||
 		{ cat "$work/netpath.log"; bl_die "netpath up failed"; }
 	ADDR=$("$NP" addr server --name "$NS")
+	CADDR=$("$NP" addr client --name "$NS")
 	CPFX=("$NP" exec client --name "$NS" --)
 	SPFX=("$NP" exec server --name "$NS" --)
 	WHERE="the emulated path, $RATE Mbit/s, $RTT ms RTT (bench/netpath)"
@@ -129,7 +134,7 @@ else
 	ip netns add "$NS"
 	ns_up=1
 	ip -n "$NS" link set lo up
-	ADDR=127.0.0.1
+	ADDR=127.0.0.1 CADDR=127.0.0.1
 	CPFX=(ip netns exec "$NS")
 	SPFX=(ip netns exec "$NS")
 	WHERE="loopback (one network namespace)"
@@ -214,6 +219,41 @@ threads() {
 	    echo "? ?"
 }
 
+# run_relay MODE DST TIMES: the pipeline of a pipe-MODE transfer with
+# `meter relay` in place of ssh and sshd; the listener (and the sink) on
+# the receiving side.  CPU of the relays in relay-{c,s}.threads.
+run_relay() {
+	local mode=$1 dst=$2 times=$3 i lpid rc=1 addr=$ADDR
+	local -a rx tx
+	local rxs=s txs=c
+	rm -f "$work"/relay-?.threads "$work"/relay-?.usage
+	if [ "$mode" = pipe-up ]; then
+		rx=("${SPFX[@]}") tx=("${CPFX[@]}")
+	else
+		rx=("${CPFX[@]}") tx=("${SPFX[@]}") rxs=c txs=s addr=$CADDR
+	fi
+	"${rx[@]}" "$work/meter" run -T "$work/relay-$rxs.threads" "$work/relay-$rxs.usage" -- \
+	    timeout -k 5 "$TO" "$work/meter" relay -l "$addr" "${PORT[relay]}" 2> "$work/client.out" |
+	    "$work/meter" recv -o "$dst" -t "$times" &
+	lpid=$!
+	fg_pid=$lpid
+	# connect once the listener is up (bounded; a refused try reads nothing)
+	for ((i = 0; i < 50; i++)); do
+		if cat "$src" | "${tx[@]}" "$work/meter" run -T "$work/relay-$txs.threads" \
+		    "$work/relay-$txs.usage" -- timeout -k 5 "$TO" "$work/meter" relay \
+		    "$addr" "${PORT[relay]}" 2>> "$work/client.out"; then
+			rc=0
+			break
+		fi
+		grep -q "connect:" "$work/client.out" || break
+		sleep 0.1
+	done
+	[ $rc -eq 0 ] || kill "$lpid" 2>/dev/null
+	wait "$lpid" || rc=$?
+	fg_pid=
+	return $rc
+}
+
 n=0
 measure() {
 	local cs=$1 mode=$2 rep=$3 sv t cipher mac extra status=OK rc=0
@@ -229,7 +269,9 @@ measure() {
 	rm -f "$dst" "$times" "$ct" "$cl" "$work/usage-$sv"/*
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	if [ "$mode" = pipe-up ]; then
+	if [ "$sv" = relay ]; then
+		run_relay "$mode" "$dst" "$times" || rc=$?
+	elif [ "$mode" = pipe-up ]; then
 		cat "$src" | "${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
 		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench \
 		    "exec $work/meter recv -o $dst -t $times" > "$work/client.out" 2>&1 &
@@ -238,12 +280,15 @@ measure() {
 		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
 		    2> "$work/client.out" < /dev/null | "$work/meter" recv -o "$dst" -t "$times" &
 	fi
-	fg_pid=$!
-	wait "$fg_pid" || rc=$?
-	fg_pid=
+	if [ "$sv" != relay ]; then
+		fg_pid=$!
+		wait "$fg_pid" || rc=$?
+		fg_pid=
+	fi
 	[ $rc -eq 0 ] || status="FAIL:rc$rc"
 	# the session's figures land when its processes are gone (bounded)
 	for ((i = 0; i < 100; i++)); do
+		[ "$sv" = relay ] && break
 		files=()
 		for f in "$work/usage-$sv"/threads.*; do
 			case $f in *.tmp|*'*') ;; *) files+=("$f") ;; esac
@@ -252,7 +297,10 @@ measure() {
 		sleep 0.1
 	done
 	read -r cm cw < <(threads "$ct" ssh)
-	if [ ${#files[@]} -gt 0 ]; then
+	if [ "$sv" = relay ]; then
+		read -r cm cw < <(threads "$work/relay-c.threads" meter)
+		read -r sm sw < <(threads "$work/relay-s.threads" meter)
+	elif [ ${#files[@]} -gt 0 ]; then
 		read -r sm sw < <(threads "${files[@]}" sshd-session)
 	else
 		sm='?' sw='?'
@@ -285,6 +333,13 @@ measure() {
 	fi
 	rm -f "$dst"
 }
+
+# One unmeasured transfer first: the first run after the data was made
+# was seen at a third of the speed of the next ones, whatever the case.
+bl_log "warm-up: one unmeasured transfer without SSH"
+run_relay pipe-up "$work/dst" "$work/times" > /dev/null 2>&1 ||
+    bl_log "warm-up transfer failed (see the ref:relay runs)"
+rm -f "$work/dst"
 
 # Repetitions outermost, cases of one mode back to back: drift in the
 # host's speed hits every case alike.

@@ -5,7 +5,9 @@
 # server's main thread and of their AES-CTR worker threads, MB moved per
 # CPU-second of both ends together, and ratios: throughput against the
 # stock build with the same cipher (the none cases: against hpn aes128-gcm),
-# and the main threads' CPU against stock's.
+# and the main threads' CPU against stock's.  With a ref:relay case (the
+# pipeline without SSH), one more line per mode: each case's throughput as
+# a fraction of the relay's.
 set -euo pipefail
 [ $# -eq 1 ] && [ -r "$1" ] || { echo "usage: $0 results.csv" >&2; exit 2; }
 
@@ -62,5 +64,17 @@ END {
 		printf "| %s (%s%s) | %s | %.1f (%.1f–%.1f) | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %s | %d/%d |\n", \
 		    cs, cipher[k], mac[k] == "implicit" ? "" : ", MAC " mac[k], mode, r, lo(rate[k]), hi(rate[k]), \
 		    median(cm[k]), median(cw[k]), median(sm[k]), median(sw[k]), median(eff[k]), rr, mr, ok, runs[k]
+	}
+	for (m = 1; m <= nmodes; m++) {
+		rk = "ref:relay" SUBSEP modes[m]
+		if (!(rk in rate) || median(rate[rk]) <= 0) continue
+		line = ""
+		for (i = 1; i <= nk; i++) {
+			k = order[i]; split(k, p, SUBSEP)
+			if (p[2] != modes[m] || p[1] == "ref:relay" || !(k in rate)) continue
+			line = line sprintf("%s%s %.2f", line == "" ? "" : ", ", p[1], median(rate[k]) / median(rate[rk]))
+		}
+		printf "\n%s without SSH (ref:relay): %.1f MB/s; each case as a fraction of that: %s\n", \
+		    modes[m], median(rate[rk]), line
 	}
 }' "$1"
