@@ -22,15 +22,7 @@ import warnings
 
 warnings.simplefilter("ignore")  # cryptography deprecation noise
 
-CHUNK = 256 * 1024
-
-def pump(read, write):
-    """Copy read(CHUNK) to write() until read() returns nothing."""
-    while True:
-        b = read(CHUNK)
-        if not b:
-            break
-        write(b)
+from pycopy import CHUNK, pump  # noqa: E402 (beside this script)
 
 
 def parse():
