@@ -114,15 +114,61 @@ write_result(const char *path, const char *text)
 	return 0;
 }
 
+/* What copy_fd saw: when the first and the last data arrived, how much. */
+struct copied {
+	uint64_t first, last, bytes;
+};
+
+/*
+ * Copy in to out until EOF, 256 KiB at a time; note arrivals in *cp if
+ * not NULL.  0 on success; -1 with errno set and *failed "read" or
+ * "write" on error.
+ */
+static int
+copy_fd(int in, int out, struct copied *cp, const char **failed)
+{
+	static char buf[256 * 1024];
+	ssize_t n, w, off;
+
+	for (;;) {
+		n = read(in, buf, sizeof(buf));
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*failed = "read";
+			return -1;
+		}
+		if (cp != NULL) {
+			cp->last = now_ns();
+			if (cp->first == 0)
+				cp->first = cp->last;
+			cp->bytes += (uint64_t)n;
+		}
+		for (off = 0; off < n; off += w) {
+			w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w <= 0) {
+				if (w == 0)
+					errno = EIO;
+				*failed = "write";
+				return -1;
+			}
+		}
+	}
+}
+
 static int
 cmd_recv(int argc, char **argv)
 {
-	const char *out = NULL, *times = NULL;
-	static char buf[256 * 1024];
-	uint64_t first = 0, last = 0, bytes = 0;
+	const char *out = NULL, *times = NULL, *failed;
+	struct copied cp = { 0, 0, 0 };
 	struct rusage ru;
 	char line[256];
-	ssize_t n, w, off;
 	int ch, fd;
 
 	while ((ch = getopt(argc, argv, "o:t:")) != -1) {
@@ -138,32 +184,13 @@ cmd_recv(int argc, char **argv)
 		fprintf(stderr, "meter: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
-	for (;;) {
-		n = read(STDIN_FILENO, buf, sizeof(buf));
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+	if (copy_fd(STDIN_FILENO, fd, &cp, &failed) != 0) {
+		if (strcmp(failed, "read") == 0)
 			fprintf(stderr, "meter: read: %s\n", strerror(errno));
-			return 1;
-		}
-		last = now_ns();
-		if (first == 0)
-			first = last;
-		bytes += (uint64_t)n;
-		for (off = 0; off < n; off += w) {
-			w = write(fd, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w <= 0) {
-				fprintf(stderr, "meter: write %s: %s\n", out,
-				    strerror(errno));
-				return 1;
-			}
-		}
+		else
+			fprintf(stderr, "meter: write %s: %s\n", out,
+			    strerror(errno));
+		return 1;
 	}
 	if (close(fd) != 0) {
 		fprintf(stderr, "meter: close %s: %s\n", out, strerror(errno));
@@ -171,8 +198,8 @@ cmd_recv(int argc, char **argv)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	snprintf(line, sizeof(line), "%llu %llu %llu %.3f %.3f\n",
-	    (unsigned long long)first, (unsigned long long)last,
-	    (unsigned long long)bytes, tv_s(ru.ru_utime), tv_s(ru.ru_stime));
+	    (unsigned long long)cp.first, (unsigned long long)cp.last,
+	    (unsigned long long)cp.bytes, tv_s(ru.ru_utime), tv_s(ru.ru_stime));
 	return write_result(times, line) == 0 ? 0 : 1;
 }
 
@@ -509,39 +536,13 @@ cmd_run(int argc, char **argv)
 	return code;
 }
 
-/* Copy in to out until EOF; 0 on success. */
-static int
-copy_fd(int in, int out)
-{
-	static char buf[256 * 1024];
-	ssize_t n, w, off;
-
-	for (;;) {
-		if ((n = read(in, buf, sizeof(buf))) == 0)
-			return 0;
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		for (off = 0; off < n; off += w) {
-			if ((w = write(out, buf + off, n - off)) == -1) {
-				if (errno == EINTR) {
-					w = 0;
-					continue;
-				}
-				return -1;
-			}
-		}
-	}
-}
-
 static int
 cmd_relay(int argc, char **argv)
 {
 	struct sockaddr_in sin;
 	struct pollfd pfd;
 	int listen_mode = 0, s, c, one = 1;
+	const char *failed;
 	char *ep;
 	long port;
 
@@ -569,8 +570,9 @@ cmd_relay(int argc, char **argv)
 			    strerror(errno));
 			return 1;
 		}
-		if (copy_fd(STDIN_FILENO, s) != 0) {
-			fprintf(stderr, "meter relay: %s\n", strerror(errno));
+		if (copy_fd(STDIN_FILENO, s, NULL, &failed) != 0) {
+			fprintf(stderr, "meter relay: %s: %s\n", failed,
+			    strerror(errno));
 			return 1;
 		}
 		return close(s) == 0 ? 0 : 1;
@@ -592,8 +594,9 @@ cmd_relay(int argc, char **argv)
 		return 1;
 	}
 	close(s);
-	if (copy_fd(c, STDOUT_FILENO) != 0) {
-		fprintf(stderr, "meter relay: %s\n", strerror(errno));
+	if (copy_fd(c, STDOUT_FILENO, NULL, &failed) != 0) {
+		fprintf(stderr, "meter relay: %s: %s\n", failed,
+		    strerror(errno));
 		return 1;
 	}
 	return 0;
