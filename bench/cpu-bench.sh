@@ -262,49 +262,47 @@ measure() {
 	local -a copts files
 	read -r sv t cipher mac extra < <(case_spec "$cs")
 	n=$((n + 1))
-	copts=(-F "$work/ssh_config-$sv" -o "Ciphers=$cipher")
-	[ "$mac" != implicit ] && [ "$mac" != none ] && copts+=(-o "MACs=$mac")
-	# shellcheck disable=SC2206
-	[ -n "$extra" ] && copts+=($extra)
 	rm -f "$dst" "$times" "$ct" "$cl" "$work/usage-$sv"/*
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	if [ "$sv" = relay ]; then
 		run_relay "$mode" "$dst" "$times" || rc=$?
-	elif [ "$mode" = pipe-up ]; then
-		cat "$src" | "${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
-		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench \
-		    "exec $work/meter recv -o $dst -t $times" > "$work/client.out" 2>&1 &
+		read -r cm cw < <(threads "$work/relay-c.threads" meter)
+		read -r sm sw < <(threads "$work/relay-s.threads" meter)
 	else
-		"${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
-		    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
-		    2> "$work/client.out" < /dev/null | "$work/meter" recv -o "$dst" -t "$times" &
-	fi
-	if [ "$sv" != relay ]; then
+		copts=(-F "$work/ssh_config-$sv" -o "Ciphers=$cipher")
+		[ "$mac" != implicit ] && [ "$mac" != none ] && copts+=(-o "MACs=$mac")
+		# shellcheck disable=SC2206
+		[ -n "$extra" ] && copts+=($extra)
+		if [ "$mode" = pipe-up ]; then
+			cat "$src" | "${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
+			    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench \
+			    "exec $work/meter recv -o $dst -t $times" > "$work/client.out" 2>&1 &
+		else
+			"${CPFX[@]}" "$work/meter" run -T "$ct" "$cl" -- \
+			    timeout -k 5 "$TO" "$work/tree-$t/ssh" "${copts[@]}" bench "exec cat $src" \
+			    2> "$work/client.out" < /dev/null | "$work/meter" recv -o "$dst" -t "$times" &
+		fi
 		fg_pid=$!
 		wait "$fg_pid" || rc=$?
 		fg_pid=
+		# the session's figures land when its processes are gone (bounded)
+		for ((i = 0; i < 100; i++)); do
+			files=()
+			for f in "$work/usage-$sv"/threads.*; do
+				case $f in *.tmp|*'*') ;; *) files+=("$f") ;; esac
+			done
+			[ ${#files[@]} -gt 0 ] && break
+			sleep 0.1
+		done
+		read -r cm cw < <(threads "$ct" ssh)
+		if [ ${#files[@]} -gt 0 ]; then
+			read -r sm sw < <(threads "${files[@]}" sshd-session)
+		else
+			sm='?' sw='?'
+		fi
 	fi
 	[ $rc -eq 0 ] || status="FAIL:rc$rc"
-	# the session's figures land when its processes are gone (bounded)
-	for ((i = 0; i < 100; i++)); do
-		[ "$sv" = relay ] && break
-		files=()
-		for f in "$work/usage-$sv"/threads.*; do
-			case $f in *.tmp|*'*') ;; *) files+=("$f") ;; esac
-		done
-		[ ${#files[@]} -gt 0 ] && break
-		sleep 0.1
-	done
-	read -r cm cw < <(threads "$ct" ssh)
-	if [ "$sv" = relay ]; then
-		read -r cm cw < <(threads "$work/relay-c.threads" meter)
-		read -r sm sw < <(threads "$work/relay-s.threads" meter)
-	elif [ ${#files[@]} -gt 0 ]; then
-		read -r sm sw < <(threads "${files[@]}" sshd-session)
-	else
-		sm='?' sw='?'
-	fi
 	got=$(stat -c %s "$dst" 2>/dev/null || echo 0)
 	if [ "$status" = OK ] && [ "$got" != "$BYTES" ]; then
 		status="FAIL:size($got)"
