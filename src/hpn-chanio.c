@@ -64,23 +64,31 @@ hpn_channel_read_len(const Channel *c)
 	return c->hpn_read_len;
 }
 
-/* Grow fd to HPN_PIPE_SIZE if it is a smaller pipe; failing costs speed only. */
+/*
+ * Grow c's input (which: HPN_PIPE_RFD) or output (HPN_PIPE_WFD) pipe to
+ * HPN_PIPE_SIZE, once per channel and side; not a pipe, or already that
+ * big: nothing.  A refusal costs speed only.
+ */
 static void
-grow_pipe(const Channel *c, int fd, const char *which)
+grow_pipe(Channel *c, int which)
 {
 #if defined(F_GETPIPE_SZ) && defined(F_SETPIPE_SZ)
+	int fd = which == HPN_PIPE_RFD ? c->rfd : c->wfd, sz;
+	const char *name = which == HPN_PIPE_RFD ? "input" : "output";
 	struct stat st;
-	int sz;
 
+	if ((c->hpn_pipes & which) != 0)
+		return;
+	c->hpn_pipes |= which;
 	if (fd == -1 || fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
 		return;
 	if ((sz = fcntl(fd, F_GETPIPE_SZ)) == -1 || sz >= HPN_PIPE_SIZE)
 		return;
 	if (fcntl(fd, F_SETPIPE_SZ, HPN_PIPE_SIZE) == -1)
 		debug3_f("channel %d: %s pipe stays at %d bytes: %s", c->self,
-		    which, sz, strerror(errno));
+		    name, sz, strerror(errno));
 	else
-		debug3_f("channel %d: %s pipe %d -> %d bytes", c->self, which,
+		debug3_f("channel %d: %s pipe %d -> %d bytes", c->self, name,
 		    sz, HPN_PIPE_SIZE);
 #endif
 }
@@ -93,11 +101,8 @@ hpn_channel_read_done(Channel *c, size_t asked, size_t got)
 
 	if (!bulk_channel(c))
 		return;
-	if (got >= asked && asked >= HPN_PIPE_GROW_AT &&
-	    (c->hpn_pipes & HPN_PIPE_RFD) == 0) {
-		c->hpn_pipes |= HPN_PIPE_RFD;
-		grow_pipe(c, c->rfd, "input");
-	}
+	if (got >= asked && asked >= HPN_PIPE_GROW_AT)
+		grow_pipe(c, HPN_PIPE_RFD);
 	if (got >= asked && asked >= cur && cur < HPN_CHAN_READ_MAX)
 		cur *= 2;
 	else if (got < cur / 4 && cur > CHANNEL_MAX_READ)
@@ -109,11 +114,8 @@ hpn_channel_read_done(Channel *c, size_t asked, size_t got)
 void
 hpn_channel_write_backlog(Channel *c, size_t len)
 {
-	if (len >= HPN_PIPE_GROW_AT && bulk_channel(c) &&
-	    (c->hpn_pipes & HPN_PIPE_WFD) == 0) {
-		c->hpn_pipes |= HPN_PIPE_WFD;
-		grow_pipe(c, c->wfd, "output");
-	}
+	if (len >= HPN_PIPE_GROW_AT && bulk_channel(c))
+		grow_pipe(c, HPN_PIPE_WFD);
 }
 
 /* How many packets channel_output_poll may queue for c in one trip. */
