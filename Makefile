@@ -24,6 +24,19 @@ SHELL := /bin/bash
 
 include upstream/openssh.mk
 
+# A release tarball the user brings (OPENSSH_TARBALL=..., with OPENSSH_SHA256=
+# for a release other than the pinned one): its version is read from the
+# tarball (scripts/lib/upstream.sh, SECURITY.md).
+ifneq ($(strip $(OPENSSH_TARBALL)),)
+UPSTREAM_ID := $(shell scripts/lib/upstream.sh print)
+ifneq ($(word 1,$(UPSTREAM_ID)),ok)
+$(error $(UPSTREAM_ID))
+endif
+override OPENSSH_VERSION := $(word 2,$(UPSTREAM_ID))
+override OPENSSH_SHA256 := $(word 3,$(UPSTREAM_ID))
+endif
+export OPENSSH_VERSION OPENSSH_SHA256 OPENSSH_TARBALL
+
 TOP := $(CURDIR)
 B := $(TOP)/build
 DL := $(B)/dl
@@ -84,7 +97,13 @@ deps:
 # ---------------------------------------------------------------------------
 # fetch -> verify -> patch -> configure -> build
 
-$(DL)/.fetched: upstream/openssh.mk scripts/fetch-upstream.sh
+# Which release (version and hash) the trees are made from; rewritten only
+# when it changes, so that bringing another tarball rebuilds everything.
+$(B)/.upstream-id: FORCE
+	@mkdir -p $(@D); echo '$(OPENSSH_VERSION) $(OPENSSH_SHA256)' | cmp -s - $@ || \
+	    echo '$(OPENSSH_VERSION) $(OPENSSH_SHA256)' > $@
+
+$(DL)/.fetched: upstream/openssh.mk scripts/fetch-upstream.sh scripts/lib/upstream.sh $(B)/.upstream-id
 	@scripts/deps.sh check build
 	@scripts/fetch-upstream.sh $(DL)
 	@touch $@

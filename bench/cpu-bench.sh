@@ -38,8 +38,9 @@ MODES=${MODES:-"pipe-up pipe-down"}
 CASES=${CASES:-"ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"}
 CTR_MAC=${CTR_MAC:-umac-64-etm@openssh.com}
 MT=${MT:-1}
-HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
-STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-10.0p1}
+OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
+HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-$OSV}
+STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-$OSV}
 OUT=${OUT:-$TOP/build/bench/cpu-$(date +%Y%m%d-%H%M%S)}
 QUIET_IDLE=${QUIET_IDLE-90}
 QUIET_WAIT=${QUIET_WAIT:-120}

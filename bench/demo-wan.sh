@@ -5,7 +5,7 @@
 # `make demo` runs it after installing the dependencies and building both
 # suites.  Run as root.  Environment:
 #
-#   HPN_TREE STOCK_TREE   the builds (default: build/{hpn,stock}/openssh-10.0p1)
+#   HPN_TREE STOCK_TREE   the builds (default: build/{hpn,stock}/openssh-VERSION)
 #   SIZE=1G  RTT=50  RATE=1000 (Mbit/s)  MTU=9000
 #   DEMO_OPTS             extra options for both scp runs (e.g. -c aes128-ctr)
 #   NAME=hpndemo          the netpath name
@@ -14,8 +14,9 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
 
-HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
-STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-10.0p1}
+OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
+HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-$OSV}
+STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-$OSV}
 SIZE=${SIZE:-1G}
 RTT=${RTT:-50}
 RATE=${RATE:-1000}

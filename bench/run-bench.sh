@@ -30,8 +30,9 @@ CIPHERS=${CIPHERS:-"aes128-gcm@openssh.com aes128-ctr chacha20-poly1305@openssh.
 CTR_MAC=${CTR_MAC:-hmac-sha2-256-etm@openssh.com}
 MODES=${MODES:-"pipe-up scp-up sftp-up sftp-down"}
 PAIRS=${PAIRS:-"hpn-hpn stock-stock hpn-stock stock-hpn"}
-HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-10.0p1}
-STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-10.0p1}
+OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
+HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-$OSV}
+STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-$OSV}
 HPN_OPTS=${HPN_OPTS:-}
 STOCK_OPTS=${STOCK_OPTS:-}
 SERVER_OPTS=${SERVER_OPTS:-}

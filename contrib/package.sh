@@ -1,23 +1,23 @@
 #!/bin/bash
 # package.sh deb|rpm DLDIR OUTDIR
 #
-# Builds the packages from this repository and the verified inputs in DLDIR
-# (the pristine OpenSSH tarball and Debian's openssh debian.tar.xz, as
-# "make fetch" leaves them), in OUTDIR (rebuilt from scratch):
+# Builds the packages from this repository and the verified input in DLDIR
+# (the pristine OpenSSH tarball, as "make fetch" leaves it), in OUTDIR
+# (rebuilt from scratch):
 #
 #   deb  OUTDIR/deb: a 3.0 (quilt) source package whose orig tarball is a
-#        snapshot of the project with the two inputs in dl/, debian/ from
+#        snapshot of the project with the OpenSSH tarball in dl/, debian/ from
 #        contrib/debian; dpkg-buildpackage (unsigned), then lintian, which
 #        must report no error.
 #   rpm  OUTDIR/rpm: rpmbuild -bb of contrib/rpm/hpnssh.spec with the
-#        project snapshot, the OpenSSH tarball and the Debian tarball as
-#        Source0-2; prints "rpm -qlp" of every package.
+#        project snapshot and the OpenSSH tarball as Source0-1; prints
+#        "rpm -qlp" of every package.
 #
 # Both build with the project's own pipeline (the top-level Makefile), so
 # the packages hold what "make" builds and "make check" tests.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 
 die() { printf 'package(%s): error: %s\n' "${kind:-?}" "$*" >&2; exit 1; }
 note() { printf 'package(%s): %s\n' "$kind" "$*"; }
@@ -33,9 +33,6 @@ orig="$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz"
 [ -f "$orig" ] || die "$orig missing (run make fetch)"
 h=$(sha256sum "$orig" | awk '{print $1}')
 [ "$h" = "$OPENSSH_SHA256" ] || die "SHA-256 mismatch for $orig"
-[ -f "$dl/debian.tar.xz" ] && [ -f "$dl/debian.name" ] ||
-	die "Debian's security fixes ($dl/debian.tar.xz) missing: packages are never built without them"
-debname=$(cat "$dl/debian.name")
 
 need() {	# need PACKAGE COMMAND...
 	local p=$1 c missing=
@@ -81,7 +78,6 @@ deb)
 	snapshot "$out/$src"
 	mkdir -p "$out/$src/dl"
 	cp -p "$orig" "$out/$src/dl/"
-	cp -p "$dl/debian.tar.xz" "$out/$src/dl/$debname"
 	(cd "$out" && tarball "hpnssh_$version.orig.tar.gz" "$src")
 	cp -a "$top/contrib/debian" "$out/$src/debian"
 	cd "$out/$src"
@@ -117,7 +113,6 @@ rpm)
 	(cd "$out/SOURCES" && tarball "hpnssh-$version.tar.gz" "hpnssh-$version" && rm -rf "hpnssh-$version")
 	# Upstream's name for the same (SHA-256 verified) file.
 	cp -p "$orig" "$out/SOURCES/openssh-${OPENSSH_VERSION}.tar.gz"
-	cp -p "$dl/debian.tar.xz" "$out/SOURCES/$debname"
 	cp "$spec" "$out/SPECS/"
 	for f in "$top"/contrib/rpm/*; do
 		case "$f" in *.spec) ;; *) cp -p "$f" "$out/SOURCES/" ;; esac
@@ -131,7 +126,6 @@ rpm)
 	note "rpmbuild -bb $(basename "$spec") in $out (log: $log)"
 	start=$(date +%s)
 	if ! rpmbuild -bb "${nodeps[@]}" --define "_topdir $out" \
-	    --define "openssh_debian_tarball $debname" \
 	    "$out/SPECS/hpnssh.spec" > "$log" 2>&1; then
 		tail -n 40 "$log" >&2
 		die "rpmbuild failed (full log: $log)"

@@ -7,7 +7,7 @@
 # works on the repository's series directly.  See HACKING.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 [ $# -eq 2 ] || { echo "usage: $0 DLDIR DEST" >&2; exit 2; }
 dl=$1 dest=$2
 command -v quilt >/dev/null || { echo "dev-tree: quilt is not installed (apt-get install quilt)" >&2; exit 1; }

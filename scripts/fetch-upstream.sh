@@ -1,23 +1,28 @@
 #!/bin/bash
 # fetch-upstream.sh DLDIR
 #
-# Puts the verified pristine OpenSSH tarball into DLDIR (a cache: a verified
-# tarball already there is reused) and, when available, Debian's packaging
-# tarball whose debian/patches/CVE-*.patch carry the security fixes.
+# Puts the verified pristine OpenSSH release tarball into DLDIR as
+# openssh_VERSION.orig.tar.gz (a cache: a verified tarball already there is
+# reused; it is verified again before every extraction by prepare-tree.sh).
 #
-#   OPENSSH_TARBALL=/path/openssh_X.orig.tar.gz   use this file, fetch nothing
-#   OPENSSH_DEBIAN_TARBALL=/path/openssh_X-N.debian.tar.xz
-#                                   the Debian patches to use with it (default:
-#                                   a matching file beside OPENSSH_TARBALL)
+#   OPENSSH_TARBALL=/path/openssh-X.tar.gz   use this file, fetch nothing.
+#       The version is read from the tarball's top directory.  For the
+#       release pinned in upstream/openssh.mk its SHA-256 must match the pin;
+#       for another release give its SHA-256 as OPENSSH_SHA256 (from the
+#       release announcement): scripts/lib/upstream.sh.
 #
-# Otherwise the source package is downloaded with apt-get through a private
-# apt configuration under DLDIR/apt, whose deb-src entries are derived from
-# the Debian archives this machine is already configured for.  The system's
-# apt configuration and state are not modified.
+# Otherwise only the .orig tarball is downloaded, through apt's own
+# transport and the Debian archive this machine's apt is configured for:
+# a private apt configuration under DLDIR/apt adds deb-src entries for
+# DEBIAN_SUITES (upstream/openssh.mk) of that same archive, finds a source
+# package whose files include openssh_VERSION.orig.tar.gz with the pinned
+# SHA-256, and downloads just that file with apt-helper, which checks the
+# hash.  The system's apt configuration and state are not modified; no
+# mirror is named here.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 
 die() { printf 'fetch: error: %s\n' "$*" >&2; exit 1; }
 note() { printf 'fetch: %s\n' "$*" >&2; }
@@ -29,52 +34,30 @@ dl=$(cd "$dl" && pwd)
 name="openssh_${OPENSSH_VERSION}.orig.tar.gz"
 dst="$dl/$name"
 
-sha_ok() {
-	local h
-	h=$(sha256sum "$1" | awk '{print $1}')
-	[ "$h" = "$OPENSSH_SHA256" ] && return 0
-	printf 'fetch: error: SHA-256 mismatch for %s\n  expected %s\n  got      %s\n' \
-	    "$1" "$OPENSSH_SHA256" "$h" >&2
-	return 1
-}
+sha_of() { sha256sum "$1" | awk '{print $1}'; }
 
-# A cached, verified tarball needs no fetching (it is verified again before
-# every extraction by prepare-tree.sh).
 if [ -n "${OPENSSH_TARBALL:-}" ]; then
-	[ -f "$OPENSSH_TARBALL" ] || die "OPENSSH_TARBALL=$OPENSSH_TARBALL: no such file"
-	sha_ok "$OPENSSH_TARBALL" || die "refusing $OPENSSH_TARBALL (left untouched); pass the pristine $name"
+	upstream_check_tarball "$OPENSSH_TARBALL" || exit 1
 	if ! cmp -s "$OPENSSH_TARBALL" "$dst" 2>/dev/null; then
 		cp "$OPENSSH_TARBALL" "$dst.tmp" && mv "$dst.tmp" "$dst"
 	fi
-	note "using $OPENSSH_TARBALL (SHA-256 verified)"
-	deb=${OPENSSH_DEBIAN_TARBALL:-}
-	if [ -z "$deb" ]; then
-		deb=$(ls "$(dirname "$OPENSSH_TARBALL")"/openssh_"${OPENSSH_VERSION}"-*.debian.tar.xz \
-		    2>/dev/null | sort -V | tail -n 1 || true)
-	fi
-	if [ -n "$deb" ]; then
-		[ -f "$deb" ] || die "OPENSSH_DEBIAN_TARBALL=$deb: no such file"
-		cp "$deb" "$dl/debian.tar.xz.tmp" && mv "$dl/debian.tar.xz.tmp" "$dl/debian.tar.xz"
-		basename "$deb" > "$dl/debian.name"
-		note "Debian security patches from $deb"
-	else
-		rm -f "$dl/debian.tar.xz" "$dl/debian.name"
-		touch "$dl/no-debian-patches"
-	fi
+	note "using $OPENSSH_TARBALL: OpenSSH $OPENSSH_VERSION (SHA-256 verified)"
 	exit 0
 fi
 
-if [ -f "$dst" ] && [ -f "$dl/debian.tar.xz" ] && sha_ok "$dst" 2>/dev/null; then
-	note "cached: $dst (SHA-256 verified), $(cat "$dl/debian.name" 2>/dev/null)"
+if [ -f "$dst" ] && [ "$(sha_of "$dst")" = "$OPENSSH_SHA256" ]; then
+	note "cached: $dst (SHA-256 verified)"
 	exit 0
 fi
-rm -f "$dl/no-debian-patches"
+rm -f "$dst"
 
-hint="Download $name (from Debian's $DEBIAN_SOURCE source package or an
-  OpenSSH mirror) and run again with OPENSSH_TARBALL=/path/to/$name
-  (optionally OPENSSH_DEBIAN_TARBALL=/path/to/openssh_${OPENSSH_VERSION}-N.debian.tar.xz
-  for Debian's security fixes)."
-command -v apt-get >/dev/null || die "apt-get not found: cannot fetch the source package.
+hint="Or download the release tarball openssh-${OPENSSH_VERSION}.tar.gz yourself
+  (SHA-256 $OPENSSH_SHA256) and run again with
+  OPENSSH_TARBALL=/path/to/openssh-${OPENSSH_VERSION}.tar.gz"
+command -v apt-get >/dev/null || die "apt-get not found: cannot fetch $name.
+  $hint"
+helper=/usr/lib/apt/apt-helper
+[ -x "$helper" ] || die "$helper not found (package apt): cannot fetch $name.
   $hint"
 
 # Private apt state: sources, lists and cache under $dl/apt.  The system's
@@ -83,42 +66,35 @@ command -v apt-get >/dev/null || die "apt-get not found: cannot fetch the source
 apt=$dl/apt
 rm -rf "$apt"
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/sources.list.d" \
-    "$apt/preferences.d" "$apt/src"
+    "$apt/preferences.d"
 
-# Derive deb-src entries from the Debian archives already configured, as
-# apt itself parsed them (one-line and deb822 formats alike).  An archive
-# is "Debian" by its Release file's Origin (lists fetched) or, failing that,
-# by carrying a Debian-style suite name.
-suite=${DEBIAN_SOURCE#*/}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# The Debian archives already configured (as apt itself parsed them, one-line
+# and deb822 formats alike): an archive is "Debian" by its Release file's
+# Origin (lists fetched) or, failing that, by a Debian-style suite name.
+# Security archives carry no backports or sid, so they are skipped.
 apt-get indextargets --format '$(TARGET_OF) $(REPO_URI) $(RELEASE) $(ORIGIN)' 2>/dev/null |
     awk '$1 == "deb" { print $2, $3, $4 }' | sort -u > "$apt/configured" || true
-: > "$apt/sources.list"
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 while read -r uri rel origin; do
-	case "$origin" in
-	Debian|"") ;;
-	*) continue ;;
-	esac
+	case "$origin" in Debian|"") ;; *) continue ;; esac
 	case "$rel" in
-	*-security) echo "${uri%/} ${suite}-security" ;;
-	*-updates|*-backports|*-proposed-updates) ;;
-	[a-z]*) [ -n "$origin" ] || case "$rel" in
-		buster|bullseye|bookworm|trixie|forky|sid|stable|oldstable|testing|unstable) ;;
-		*) continue ;;
-		esac
-		echo "${uri%/} ${suite}"; echo "${uri%/} ${suite}-updates" ;;
+	*-security) continue ;;
+	buster*|bullseye*|bookworm*|trixie*|forky*|sid|stable*|oldstable*|testing*|unstable*) ;;
+	*) [ "$origin" = Debian ] || continue ;;
 	esac
-done < "$apt/configured" | sort -u | while read -r uri s; do
-	if [ -f "$keyring" ]; then
-		echo "deb-src [signed-by=$keyring] $uri $s main"
-	else
-		echo "deb-src $uri $s main"
-	fi
+	echo "${uri%/}"
+done < "$apt/configured" | sort -u | while read -r uri; do
+	for s in $DEBIAN_SUITES; do
+		if [ -f "$keyring" ]; then
+			echo "deb-src [signed-by=$keyring] $uri $s main"
+		else
+			echo "deb-src $uri $s main"
+		fi
+	done
 done > "$apt/sources.list"
-
 if [ ! -s "$apt/sources.list" ]; then
 	die "no Debian archive is configured in this machine's apt sources, so
-  the $DEBIAN_SOURCE source package cannot be fetched.
+  $name cannot be fetched.
   $hint"
 fi
 note "private apt sources (derived from this machine's apt configuration):"
@@ -135,10 +111,10 @@ aptopts=(
 	-o "Dir::Cache::pkgcache="
 	-o "Dir::Cache::srcpkgcache="
 	-o "Debug::NoLocking=1"
-	-o "APT::Sandbox::User=root"
 	-o "Acquire::Languages=none"
 )
-[ "$(id -u)" -eq 0 ] || aptopts+=(-o "APT::Sandbox::User=$(id -un)")
+# apt-helper drops privileges to _apt, who cannot write into DLDIR.
+aptopts+=(-o "APT::Sandbox::User=$(id -un)")
 
 note "apt-get update (private lists)"
 if ! apt-get "${aptopts[@]}" -q update > "$apt/update.log" 2>&1; then
@@ -146,22 +122,36 @@ if ! apt-get "${aptopts[@]}" -q update > "$apt/update.log" 2>&1; then
 	die "apt-get update failed (log: $apt/update.log).
   $hint"
 fi
-note "apt-get source --download-only $DEBIAN_SOURCE"
-if ! (cd "$apt/src" && apt-get "${aptopts[@]}" -q source --download-only \
-    "$DEBIAN_SOURCE") > "$apt/source.log" 2>&1; then
-	tail -n 20 "$apt/source.log" >&2
-	die "apt-get source $DEBIAN_SOURCE failed (log: $apt/source.log).
+
+# Every source package version (in any of the suites) that lists our
+# tarball with the pinned hash; then apt's own URI for it.
+versions=$(apt-cache "${aptopts[@]}" showsrc openssh 2>/dev/null | awk -v f="$name" -v h="$OPENSSH_SHA256" '
+	/^Package:/ { v = ""; cs = 0 }
+	/^Version:/ { v = $2 }
+	/^[A-Za-z0-9-]+:/ { cs = ($1 == "Checksums-Sha256:") }
+	cs && $1 == h && $3 == f && v != "" { print v }
+' | sort -u)
+uri=
+for v in $versions; do
+	uri=$(cd "$apt" && apt-get "${aptopts[@]}" -q source --print-uris "openssh=$v" 2>/dev/null |
+	    awk -v f="$name" '$2 == f { gsub(/\047/, "", $1); print $1; exit }')
+	[ -n "$uri" ] && { note "source package openssh $v lists $name"; break; }
+done
+if [ -z "$uri" ]; then
+	listed=$(apt-cache "${aptopts[@]}" showsrc openssh 2>/dev/null | awk '/^Version:/ {print $2}' | sort -u | tr '\n' ' ')
+	die "no source package in $DEBIAN_SUITES lists $name with SHA-256
+  $OPENSSH_SHA256 (versions listed: ${listed:-none}).
   $hint"
 fi
-
-[ -f "$apt/src/$name" ] || die "the $DEBIAN_SOURCE source package has no $name.
+note "downloading $name through apt (apt-helper download-file, SHA256 checked)"
+if ! "$helper" "${aptopts[@]}" download-file "$uri" "$dst.tmp" "SHA256:$OPENSSH_SHA256" \
+    > "$apt/download.log" 2>&1; then
+	rm -f "$dst.tmp"
+	tail -n 5 "$apt/download.log" >&2
+	die "downloading $name failed (log: $apt/download.log).
   $hint"
-sha_ok "$apt/src/$name" || die "the downloaded $name does not match upstream/openssh.mk; not used.
-  $hint"
-debtar=$(ls "$apt/src"/openssh_"${OPENSSH_VERSION}"-*.debian.tar.xz 2>/dev/null | sort -V | tail -n 1 || true)
-[ -n "$debtar" ] || die "the $DEBIAN_SOURCE source package has no debian.tar.xz"
-mv "$apt/src/$name" "$dst"
-mv "$debtar" "$dl/debian.tar.xz"
-basename "$debtar" > "$dl/debian.name"
-note "fetched $name (SHA-256 verified) and $(cat "$dl/debian.name")"
+fi
+[ "$(sha_of "$dst.tmp")" = "$OPENSSH_SHA256" ] || { rm -f "$dst.tmp"; die "SHA-256 mismatch after download"; }
+mv "$dst.tmp" "$dst"
+note "fetched $name ($(stat -c %s "$dst") bytes, SHA-256 verified)"
 rm -rf "$apt"

@@ -7,7 +7,7 @@
 # offset; and the repository holds no file of the OpenSSH tarball.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 [ $# -eq 2 ] || { echo "usage: $0 DLDIR WORKDIR" >&2; exit 2; }
 dl=$1 work=$2
 err=0

@@ -2,15 +2,19 @@
 # prepare-tree.sh hpn|stock DLDIR DEST
 #
 # Makes DEST an OpenSSH source tree: the pristine tarball (SHA-256 verified
-# before anything is extracted), then Debian's security fixes
-# (debian/patches/CVE-*.patch, in Debian's series order), then, for "hpn",
-# our own files (src/) and our patch series (patches/series), each patch
-# required to apply with no fuzz and no offset.  Built in DEST.tmp and
-# renamed at the end, so a failure never leaves a half-patched DEST.
+# before anything is extracted), then, for "hpn", our own files (src/) and
+# our patch series (patches/series), each patch required to apply with no
+# fuzz and no offset.  Built in DEST.tmp and renamed at the end, so a failure
+# never leaves a half-patched DEST.
+#
+# A patch whose header says "Upstream-Fixed-In: X" (our own fix for a flaw
+# upstream fixed in release X) is skipped, with a note, for a tarball of
+# release X or later that a user brings (OPENSSH_TARBALL, see
+# scripts/lib/upstream.sh): upstream's own fix is then in the tree.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 
 die() { printf 'prepare(%s): error: %s\n' "${flavour:-?}" "$*" >&2; exit 1; }
 note() { printf 'prepare(%s): %s\n' "$flavour" "$*" >&2; }
@@ -24,11 +28,8 @@ dest=$(cd "$(dirname "$dest")" && pwd)/$(basename "$dest")
 tarball="$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz"
 [ -f "$tarball" ] || die "$tarball missing (run make fetch)"
 
-h=$(sha256sum "$tarball" | awk '{print $1}')
-[ "$h" = "$OPENSSH_SHA256" ] || die "SHA-256 mismatch for $tarball
-  expected $OPENSSH_SHA256
-  got      $h
-  Remove it and run make fetch again."
+upstream_check_tarball "$tarball" || die "remove $tarball and run make fetch again"
+h=$OPENSSH_SHA256
 
 tmp="$dest.tmp"
 rm -rf "$tmp"
@@ -42,14 +43,20 @@ info="$src/.hpn-tree"
 	echo "upstream: openssh_${OPENSSH_VERSION}.orig.tar.gz sha256:$h"
 } > "$info"
 
+# version_ge A B: OpenSSH release A is B or later (10.10p1 > 10.9p1).
+version_ge() {
+	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$1" ]
+}
+
 # Apply one patch with zero fuzz.  $2 = "strict" also refuses offsets.
 apply() {
 	local p=$1 mode=$2 out
 	if ! out=$(cd "$src" && patch -p1 --fuzz=0 --forward --no-backup-if-mismatch \
 	    -r - < "$p" 2>&1); then
 		printf '%s\n' "$out" >&2
-		die "patch $(basename "$p") does not apply.  Fix or refresh it
-  (see HACKING.md: make dev-tree, quilt push, quilt refresh)."
+		die "patch $(basename "$p") does not apply to OpenSSH $OPENSSH_VERSION
+  (the series is made for $PIN_VERSION).  Fix or refresh it: HACKING.md,
+  'Rebasing' (make dev-tree, quilt push -f, fix the .rej, quilt refresh)."
 	fi
 	if printf '%s\n' "$out" | grep -q 'with fuzz'; then
 		printf '%s\n' "$out" >&2
@@ -64,37 +71,11 @@ apply() {
 	fi
 }
 
-# Debian's security fixes: every CVE-*.patch in debian/patches/series order.
+# The pinned release must take the series exactly; another release a user
+# brings may shift hunks (offsets are shown), never fuzz them.
 strict=strict
-if [ -f "$dl/debian.tar.xz" ]; then
-	mkdir -p "$tmp/debian-src"
-	tar -C "$tmp/debian-src" -xJf "$dl/debian.tar.xz" debian/patches
-	pdir="$tmp/debian-src/debian/patches"
-	n=0
-	for p in $(sed -e 's/#.*//' "$pdir/series" | awk 'NF {print $1}'); do
-		case "$p" in CVE-*) ;; *) continue ;; esac
-		note "security fix: $p (from $(cat "$dl/debian.name"))"
-		apply "$pdir/$p" lenient
-		echo "security: $p" >> "$info"
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || die "$(cat "$dl/debian.name") lists no CVE-*.patch"
-	note "applied $n security fixes"
-	rm -rf "$tmp/debian-src"
-else
-	cat >&2 <<EOF
-prepare($flavour): ********************************************************
-prepare($flavour): WARNING: no Debian security patches available.
-prepare($flavour): This build LACKS the fixes for CVE-2025-61984,
-prepare($flavour): CVE-2025-61985, CVE-2026-35385, CVE-2026-35386,
-prepare($flavour): CVE-2026-35387, CVE-2026-35388 and CVE-2026-35414.
-prepare($flavour): Pass OPENSSH_DEBIAN_TARBALL=/path/to/openssh_${OPENSSH_VERSION}-N.debian.tar.xz
-prepare($flavour): (Debian's ${DEBIAN_SOURCE} source package) to include them.
-prepare($flavour): ********************************************************
-EOF
-	echo "security: NONE (Debian patches not available)" >> "$info"
-	# Our series is made against the patched tree; without those fixes
-	# its hunks may sit a few lines away.  Still never with fuzz.
+if [ "$OPENSSH_VERSION" != "$PIN_VERSION" ]; then
+	note "OpenSSH $OPENSSH_VERSION is not the pinned $PIN_VERSION: offsets allowed, fuzz refused"
 	strict=lenient
 fi
 
@@ -102,6 +83,12 @@ if [ "$flavour" = hpn ]; then
 	for f in "$top"/src/*.[ch]; do [ -e "$f" ] && cp -p "$f" "$src"/; done
 	for p in $(sed -e 's/#.*//' "$top/patches/series" | awk 'NF {print $1}'); do
 		[ -f "$top/patches/$p" ] || die "patches/series lists $p, which is missing"
+		fixed=$(sed -n '/^---/q; s/^Upstream-Fixed-In: *\([^ ]*\).*/\1/p' "$top/patches/$p")
+		if [ -n "$fixed" ] && version_ge "$OPENSSH_VERSION" "$fixed"; then
+			note "skipping $p: upstream fixed this in $fixed (base is $OPENSSH_VERSION)"
+			echo "skipped: $p (fixed upstream in $fixed)" >> "$info"
+			continue
+		fi
 		apply "$top/patches/$p" "$strict"
 		echo "hpn: $p" >> "$info"
 	done

@@ -2,7 +2,7 @@
  * HPN patch set: telling HPN peers from others.
  *
  * An HPN peer (this patch set, or HPN-SSH) carries "hpn" in the software
- * version field of its banner, e.g. "SSH-2.0-OpenSSH_10.0p2_hpn0.1.0".
+ * version field of its banner, e.g. "SSH-2.0-OpenSSH_10.3p1_hpn0.1.0".
  * Only that field is looked at, not the free-form comment after it.
  */
 

@@ -9,6 +9,10 @@
  * grows to (HPN_SFTP_INFLIGHT); the channel's own window still throttles
  * the data, so a count that is larger than needed costs only a few idle
  * request headers.  -R (sftp) and -X nrequests= (scp) still override it.
+ * It is computed once the request size is settled (after the server's
+ * limits@openssh.com reply), so larger requests mean fewer of them.  Like
+ * upstream since 10.1, the server's open-handles figure does not bound it:
+ * requests in flight do not hold handles.
  */
 
 #include "includes.h"
@@ -18,7 +22,7 @@
 #include "hpn.h"
 
 u_int
-hpn_sftp_num_requests(u_int buflen, u_int64_t open_handles)
+hpn_sftp_num_requests(u_int buflen)
 {
 	u_int64_t n;
 
@@ -29,8 +33,5 @@ hpn_sftp_num_requests(u_int buflen, u_int64_t open_handles)
 		n = HPN_SFTP_REQUESTS_MIN;
 	if (n > HPN_SFTP_REQUESTS_MAX)
 		n = HPN_SFTP_REQUESTS_MAX;
-	/* The server's limit, as upstream uses it: scale down only. */
-	if (open_handles != 0 && n > open_handles)
-		n = open_handles;
 	return (u_int)n;
 }

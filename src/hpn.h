@@ -51,7 +51,7 @@ int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 #define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)
 #define HPN_SFTP_REQUESTS_MIN	64
 #define HPN_SFTP_REQUESTS_MAX	1024
-u_int	hpn_sftp_num_requests(u_int, u_int64_t);
+u_int	hpn_sftp_num_requests(u_int);
 
 /* hpn-buffers.c: sshbuf grows geometrically past this size */
 #define HPN_SSHBUF_GEOMETRIC	(256 * 1024)

@@ -39,7 +39,7 @@ clash=$(cd "$d" && find . -type f | grep -E '/(ssh|scp|sftp|sshd|ssh-[a-z]+|sshd
 [ -z "$clash" ] || bad "files under stock names: $clash"
 
 v=$("$d$bindir/hpnssh" -V 2>&1)
-case "$v" in OpenSSH_10.0p2_hpn*) ;; *) bad "hpnssh -V: $v" ;; esac
+case "$v" in OpenSSH_[0-9]*.[0-9]*p[0-9]*_hpn*) ;; *) bad "hpnssh -V: $v" ;; esac
 grep -q '^#Port 2222' "$d$sysconf/hpnsshd_config" || bad "hpnsshd_config does not show Port 2222"
 grep -q "^Subsystem.*$libexec/hpnsftp-server" "$d$sysconf/hpnsshd_config" ||
 	bad "hpnsshd_config's sftp subsystem is not $libexec/hpnsftp-server"

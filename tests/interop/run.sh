@@ -34,8 +34,9 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$TOP/tests/interop
-HPN_TREE=${1:-$TOP/build/hpn/openssh-10.0p1}
-STOCK_TREE=${2:-$TOP/build/stock/openssh-10.0p1}
+OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
+HPN_TREE=${1:-$TOP/build/hpn/openssh-$OSV}
+STOCK_TREE=${2:-$TOP/build/stock/openssh-$OSV}
 OUT=${3:-$TOP/build/interop}
 # shellcheck source=../../scripts/lib/sshd.sh
 . "$TOP/scripts/lib/sshd.sh"

@@ -1,5 +1,5 @@
 #	HPN patch set: the multi-threaded AES-CTR.  Identical cipher stream
-#	towards stock 10.0p1 and Debian 9.2p1 peers (non-ETM MAC, so a wrong
+#	towards stock (same release) and Debian 9.2p1 peers (non-ETM MAC, so a wrong
 #	keystream cannot go unnoticed), rekeys every 1 MiB, ssh -f,
 #	ControlMaster, and no worker thread when disabled.  The automatic
 #	thread count stays single-threaded below 3 CPUs, so the hpn ends here

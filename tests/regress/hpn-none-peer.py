@@ -13,7 +13,7 @@ import socket
 import struct
 import sys
 
-BANNER = b"SSH-2.0-OpenSSH_10.0p2_hpn0.1.0 none-probe\r\n"
+BANNER = b"SSH-2.0-OpenSSH_10.3p1_hpn0.1.0 none-probe\r\n"
 TIMEOUT = 10
 
 

@@ -179,7 +179,7 @@ stop_sshd
 cp $OBJ/sshd_config.orig $OBJ/sshd_config
 
 if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
-	verbose "$tid: hpn client with NoneSwitch, stock 10.0p1 server"
+	verbose "$tid: hpn client with NoneSwitch, stock (same release) server"
 	sed -e "s|$SSHD_SESSION|$HPN_STOCK_TREE/sshd-session|" \
 	    -e "s|$SSHD_AUTH|$HPN_STOCK_TREE/sshd-auth|" \
 	    $OBJ/sshd_proxy.orig > $OBJ/sshd_proxy.stock

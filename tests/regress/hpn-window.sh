@@ -1,5 +1,5 @@
 #	HPN patch set: dynamic receive windows on an emulated long fat path
-#	(1 Gbit/s, 50 ms), towards HPN, stock 10.0p1 and Debian 9.2p1 peers:
+#	(1 Gbit/s, 50 ms), towards HPN, stock (same release) and Debian 9.2p1 peers:
 #	growth past 2 MiB, the cap towards stock OpenSSH >= 8.4, multiplexed
 #	sessions, -L forwards, ProxyJump, sftp/scp, and option errors.
 #	Placed in the Public Domain.
@@ -220,25 +220,25 @@ $CNS timeout 120 ${SCP} -S ${REAL_SSH} -F $OBJ/ssh_config.path -q \
 cmp -s $DATA $OUT || fail "scp upload: data differ"
 
 if [ "$have_stock" = yes ]; then
-	verbose "$tid: hpn client and stock 10.0p1 server"
+	verbose "$tid: hpn client and stock (same release) server"
 	xfer down ${REAL_SSH} $SPORT $OBJ/hpnw-c.log
 	grep -q "capped at $STOCK_WINDOW_CAP" $OBJ/hpnw-c.log ||
-		fail "no window cap towards the stock 10.0p1 server"
+		fail "no window cap towards the stock (same release) server"
 	expect_grown "hpn client from stock server" "`peak $OBJ/hpnw-c.log`" \
 	    $STOCK_WINDOW_CAP
 	xfer up ${REAL_SSH} $SPORT $OBJ/hpnw-c.log
 
-	verbose "$tid: stock 10.0p1 client and hpn server"
+	verbose "$tid: stock (same release) client and hpn server"
 	m=`lines $OBJ/hpnw-sshd.hpn.log`
 	xfer up $HPN_STOCK_TREE/ssh $HPORT $OBJ/hpnw-c.log
 	sleep 1
-	tail -n +$m $OBJ/hpnw-sshd.hpn.log | grep -q "OpenSSH 10.0 without HPN: windows capped at $STOCK_WINDOW_CAP" ||
-		fail "no window cap towards the stock 10.0p1 client"
+	tail -n +$m $OBJ/hpnw-sshd.hpn.log | grep -q "OpenSSH [0-9]*\.[0-9]* without HPN: windows capped at $STOCK_WINDOW_CAP" ||
+		fail "no window cap towards the stock (same release) client"
 	expect_grown "hpn server from stock client" \
 	    "`peak $OBJ/hpnw-sshd.hpn.log $m`" $STOCK_WINDOW_CAP
 	xfer down $HPN_STOCK_TREE/ssh $HPORT $OBJ/hpnw-c.log
 else
-	verbose "$tid: no stock build (HPN_STOCK_TREE): stock 10.0p1 peer not tested"
+	verbose "$tid: no stock build (HPN_STOCK_TREE): stock (same release) peer not tested"
 fi
 
 verbose "$tid: Debian's OpenSSH 9.2p1 client and hpn server"

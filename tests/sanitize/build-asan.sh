@@ -20,7 +20,7 @@
 # upstream pin or the arguments change; src/ changes rebuild incrementally.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 [ $# -ge 3 ] || { echo "usage: $0 DLDIR DEST LOGDIR [CONFIGURE_ARGS...]" >&2; exit 2; }
 dl=$1 dest=$2 logs=$3
 shift 3

@@ -23,7 +23,7 @@
 # CHECK_ASAN_NOBUILD=1 skips the (re)build.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/upstream/openssh.mk"
+. "$top/scripts/lib/upstream.sh"
 [ $# -ge 4 ] || { echo "usage: $0 DLDIR ASAN_DIR LOGDIR STOCK_TREE [CONFIGURE_ARGS...]" >&2; exit 2; }
 dl=$1 adir=$2 logs=$3 stock=$4
 shift 4

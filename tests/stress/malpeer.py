@@ -373,7 +373,7 @@ def server_case(case, port, hostkey):
         t._preferred_kex = t._preferred_kex + ("ext-info-s",)
         t._kex_info = dict(t._kex_info)
         t._kex_info["ext-info-s"] = None	# never agreed: only ours
-    t.local_version = "SSH-2.0-OpenSSH_10.0p2_hpn0.1.0 malpeer"
+    t.local_version = "SSH-2.0-OpenSSH_10.3p1_hpn0.1.0 malpeer"
     t.add_server_key(paramiko.Ed25519Key(filename=hostkey))
     if case == "zero-window":
         t.default_window_size = 0	# our CHANNEL_OPEN_CONFIRMATION
