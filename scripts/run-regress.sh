@@ -1,18 +1,20 @@
 #!/bin/bash
-# run-regress.sh openssh|openssh-quick|hpn TREE LOGDIR [STOCK_TREE]
+# run-regress.sh openssh|openssh-quick|hpn|security TREE LOGDIR [STOCK_TREE]
 #
 #   openssh        OpenSSH's own full suite ("make tests": file-tests, t-exec,
 #                  interop-tests, extra-tests, unit) on TREE
 #   openssh-quick  a t-exec subset for iteration
 #   hpn            our regress tests (tests/regress/*.sh, in OpenSSH's
 #                  style: they run under regress/test-exec.sh)
+#   security       the tests of our security fixes (tests/security/cve-*.sh,
+#                  the same way; each also shows the flaw on STOCK_TREE)
 #
 # Output goes to LOGDIR/regress-MODE.log; progress and every skipped test
 # with its reason are printed; on failure the failed-*.log files are shown.
 # Never run two of these at once on one tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 3 ] || { echo "usage: $0 openssh|openssh-quick|hpn TREE LOGDIR [STOCK_TREE]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 openssh|openssh-quick|hpn|security TREE LOGDIR [STOCK_TREE]" >&2; exit 2; }
 mode=$1 tree=$(cd "$2" && pwd) logs=$3 stock=${4:-}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
@@ -38,14 +40,18 @@ openssh)
 	target=(tests) ;;
 openssh-quick)
 	target=(t-exec LTESTS="$(echo $QUICK_LTESTS)") ;;
-hpn)
+hpn|security)
 	ours=""
-	for t in "$top"/tests/regress/*.sh; do
+	case "$mode" in
+	hpn) glob="$top/tests/regress/*.sh" ;;
+	security) glob="$top/tests/security/cve-*.sh" ;;
+	esac
+	for t in $glob; do
 		[ -e "$t" ] || continue
 		cp "$t" regress/
 		ours="$ours $(basename "$t" .sh)"
 	done
-	[ -n "$ours" ] || { echo "regress: no tests in tests/regress" >&2; exit 1; }
+	[ -n "$ours" ] || { echo "regress: no tests for $mode" >&2; exit 1; }
 	export HPN_TOP="$top"
 	[ -z "$stock" ] || export HPN_STOCK_TREE="$(cd "$stock" && pwd)"
 	target=(t-exec LTESTS="${ours# }") ;;

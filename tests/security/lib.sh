@@ -1,0 +1,74 @@
+#	Shared by the security regress tests (tests/security/cve-*.sh), which
+#	run under OpenSSH's regress/test-exec.sh like tests/regress/*.sh.
+#	Placed in the Public Domain.
+#
+# Each test states the release that fixed the flaw upstream (fixed_in=) and
+# defines a scenario:
+#
+#	scenario FLAVOUR	FLAVOUR is "hpn" (our build) or "stock" (the
+#				pristine build of our base, HPN_STOCK_TREE).
+#				Returns 0 when the flaw does not show, 1 when
+#				it does; says what it saw with verbose/trace.
+#
+# sec_run runs it on our build, which must not show the flaw, and, when the
+# stock build exists and predates the fix, on stock, which must: a test that
+# cannot see the flaw where it exists proves nothing, so that fails too.
+
+# sec_stock_version: "10.3p1" of the stock build, or nothing.
+sec_stock_version() {
+	[ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/ssh" ] || return 0
+	$HPN_STOCK_TREE/ssh -V 2>&1 | sed -n 's/^OpenSSH_\([0-9.]*p[0-9]*\).*/\1/p'
+}
+
+# sec_older A B: release A is older than release B.
+sec_older() {
+	[ "$1" != "$2" ] &&
+	    [ "`printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1`" = "$1" ]
+}
+
+# sec_sshd FLAVOUR: the sshd binary of FLAVOUR.
+sec_sshd() {
+	case "$1" in
+	stock)	echo $HPN_STOCK_TREE/sshd ;;
+	*)	echo ${REAL_SSHD} ;;
+	esac
+}
+
+# sec_proxy FLAVOUR NAME [CONFIG LINES...]: writes $OBJ/sshd_NAME.FLAVOUR
+# (test-exec's sshd_proxy, with FLAVOUR's helpers, any Subsystem line
+# removed, then the given lines) and $OBJ/ssh_NAME.FLAVOUR, an ssh_config
+# whose ProxyCommand runs FLAVOUR's sshd in inetd mode on it.
+sec_proxy() {
+	_f=$1 _n=$2
+	shift 2
+	_s=$OBJ/sshd_$_n.$_f _c=$OBJ/ssh_$_n.$_f
+	if [ "$_f" = stock ]; then
+		sed -e "s|$SSHD_SESSION|$HPN_STOCK_TREE/sshd-session|" \
+		    -e "s|$SSHD_AUTH|$HPN_STOCK_TREE/sshd-auth|" $OBJ/sshd_proxy
+	else
+		cat $OBJ/sshd_proxy
+	fi | grep -iv '^[[:space:]]*subsystem[[:space:]]' > $_s
+	for _l in "$@"; do
+		echo "$_l" >> $_s
+	done
+	grep -iv '^[[:space:]]*proxycommand[[:space:]]' $OBJ/ssh_proxy > $_c
+	echo "proxycommand `sec_sshd $_f` -i -f $_s" >> $_c
+}
+
+sec_run() {
+	_fn=$1
+	[ -n "$fixed_in" ] || fatal "$tid: fixed_in is not set"
+	verbose "$tid: hpn build"
+	$_fn hpn || fail "$tid: the hpn build shows the flaw"
+	_v=`sec_stock_version`
+	if [ -z "$_v" ]; then
+		verbose "$tid: no stock build (HPN_STOCK_TREE): not shown that the test sees the flaw"
+	elif sec_older "$_v" "$fixed_in"; then
+		verbose "$tid: stock $_v (before $fixed_in) must show the flaw"
+		if $_fn stock; then
+			fail "$tid: stock $_v does not show the flaw: this test cannot detect it"
+		fi
+	else
+		verbose "$tid: stock $_v includes upstream's fix ($fixed_in): stock not run"
+	fi
+}

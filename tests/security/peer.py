@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Malicious SSH servers for the security regress tests (paramiko).
+
+  peer.py rekey-newkey PORT KEY_A KEY_B
+      Serves one connection on 127.0.0.1:PORT with host key KEY_A, accepts
+      any public key, runs the client's command by sending "before", then
+      swaps its host key to KEY_B (same type) and starts a key
+      re-exchange, as a server whose key changes mid-connection would
+      (CVE-2026-60002).  Prints "RESULT rekey=done|failed" and exits 0.
+
+Every wait is bounded (TIMEOUT); the caller kills it by PID if need be.
+"""
+
+import signal
+import socket
+import sys
+import threading
+
+import paramiko
+
+TIMEOUT = 60
+
+
+class Server(paramiko.ServerInterface):
+    def __init__(self):
+        self.exec_event = threading.Event()
+
+    def get_allowed_auths(self, username):
+        return "publickey"
+
+    def check_auth_publickey(self, username, key):
+        return paramiko.AUTH_SUCCESSFUL
+
+    def check_channel_request(self, kind, chanid):
+        return paramiko.OPEN_SUCCEEDED
+
+    def check_channel_exec_request(self, channel, command):
+        self.exec_event.set()
+        return True
+
+    def check_channel_env_request(self, *a):
+        return True
+
+
+def listen(port):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", port))
+    ls.listen(1)
+    ls.settimeout(TIMEOUT)
+    print("LISTENING", flush=True)
+    conn, _ = ls.accept()
+    ls.close()
+    return conn
+
+
+def rekey_newkey(port, key_a, key_b):
+    conn = listen(port)
+    t = paramiko.Transport(conn)
+    t.add_server_key(paramiko.Ed25519Key(filename=key_a))
+    srv = Server()
+    t.start_server(server=srv)
+    chan = t.accept(TIMEOUT)
+    if chan is None or not srv.exec_event.wait(TIMEOUT):
+        print("RESULT rekey=none error=no-session", flush=True)
+        return
+    chan.sendall(b"before\n")
+    # Same key type: replaces KEY_A in paramiko's key table.
+    t.add_server_key(paramiko.Ed25519Key(filename=key_b))
+    try:
+        t.renegotiate_keys()
+        state = "done"
+    except (paramiko.SSHException, EOFError, OSError):
+        state = "failed"
+    print("RESULT rekey=%s" % state, flush=True)
+    if state == "done" and t.is_active():
+        try:
+            chan.sendall(b"after\n")
+            chan.send_exit_status(0)
+            chan.close()
+        except (paramiko.SSHException, EOFError, OSError):
+            pass
+    t.close()
+
+
+def main():
+    signal.alarm(TIMEOUT + 30)
+    if len(sys.argv) == 5 and sys.argv[1] == "rekey-newkey":
+        rekey_newkey(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
