@@ -9,7 +9,7 @@ set -euo pipefail
 build_pkgs="gcc:cc make:make patch:patch xz-utils:xz ca-certificates:/etc/ssl/certs
 libssl-dev:/usr/include/openssl/evp.h zlib1g-dev:/usr/include/zlib.h
 libedit-dev:/usr/include/histedit.h pkg-config:pkg-config quilt:quilt"
-test_pkgs="putty-tools:plink dropbear-bin:dropbear iproute2:ip iputils-ping:ping
+test_pkgs="valgrind:valgrind putty-tools:plink dropbear-bin:dropbear iproute2:ip iputils-ping:ping
 iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
 openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
