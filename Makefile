@@ -206,8 +206,8 @@ install: $(HPN_DIR)/.built
 
 .PHONY: deb rpm check-package
 
-# Debian source and binary packages (hpnssh-client, hpnssh-server), then
-# lintian: build/pkg/deb/.
+# Debian source and binary packages (hpnssh-client, hpnssh-server), built
+# with FEATURES=dist, then lintian: build/pkg/deb/.
 deb: $(DL)/.fetched
 	@contrib/package.sh deb $(DL) $(B)/pkg
 
@@ -215,10 +215,14 @@ deb: $(DL)/.fetched
 rpm: $(DL)/.fetched
 	@contrib/package.sh rpm $(DL) $(B)/pkg
 
-# As root on Debian: build, install, log in and transfer with hpnssh on
-# port 2222, purge, nothing left (tests/package/test-deb.sh; ~3 minutes).
+# As root on Debian: build the .debs, install them, host keys, log in and
+# transfer with hpnssh on port 2222; PAM, Kerberos (a KDC of its own), the
+# FIDO helper and systemd readiness with the real parts (test-site.sh);
+# purge, nothing left (test-deb.sh).  Then build the RPMs: requirements and
+# rpmlint (test-rpm.sh).  ~5 minutes.
 check-package: $(DL)/.fetched
 	@timeout --kill-after=60 2700 tests/package/test-deb.sh $(TOP)
+	@timeout --kill-after=60 1800 tests/package/test-rpm.sh $(TOP)
 
 # ---------------------------------------------------------------------------
 # developer workflow (HACKING.md)
