@@ -219,8 +219,9 @@ rpm: $(DL)/.fetched
 # transfer with hpnssh on port 2222; PAM, Kerberos (a KDC of its own), the
 # FIDO helper and systemd readiness with the real parts (test-site.sh);
 # purge, nothing left (test-deb.sh).  Then build the RPMs: requirements and
-# rpmlint (test-rpm.sh).  ~5 minutes.
-check-package: $(DL)/.fetched
+# rpmlint, the shipped configuration read by the packaged programs
+# (test-rpm.sh).  ~4 minutes.
+check-package: $(DL)/.fetched check-prep
 	@timeout --kill-after=60 2700 tests/package/test-deb.sh $(TOP)
 	@timeout --kill-after=60 1800 tests/package/test-rpm.sh $(TOP)
 
