@@ -57,11 +57,28 @@ PRIVSEP_USER ?= hpnsshd
 PRIVSEP_PATH ?= /var/empty
 DESTDIR ?=
 
+# The optional features.  FEATURES=lean (the default: the developer build
+# and the tests) leaves out PAM, Kerberos/GSSAPI, built-in FIDO security
+# keys, SELinux and audit; FEATURES=dist builds them in as Debian's and
+# Fedora's openssh packages do, which is how "make deb" and "make rpm" build
+# (README.Debian).  PAM's service name is hpnsshd (/etc/pam.d/hpnsshd), so
+# that hpnsshd never runs sshd's stack by accident.  systemd readiness
+# (sd_notify) is OpenSSH's own on Linux, with no library.
+FEATURES ?= lean
+ifeq ($(FEATURES),lean)
+FEATURE_CONFIGURE := --without-pam --without-security-key-builtin \
+	--without-kerberos5 --without-selinux
+else ifeq ($(FEATURES),dist)
+FEATURE_CONFIGURE := --with-pam --with-pam-service=hpnsshd --with-kerberos5=/usr \
+	--with-security-key-builtin --with-selinux --with-audit=linux
+else
+$(error FEATURES must be lean or dist, not '$(FEATURES)')
+endif
+
 # What both builds share, so that hpn and stock differ only by our series.
 COMMON_CONFIGURE := --with-privsep-user=$(PRIVSEP_USER) \
 	--with-privsep-path=$(PRIVSEP_PATH) --with-pid-dir=$(PIDDIR) \
-	--without-pam --with-zlib --with-libedit --with-mantype=doc \
-	--without-security-key-builtin --without-kerberos5 --without-selinux \
+	--with-zlib --with-libedit --with-mantype=doc $(FEATURE_CONFIGURE) \
 	--with-xauth=/usr/bin/xauth
 HPN_CONFIGURE := --prefix=$(PREFIX) --sysconfdir=$(SYSCONFDIR) \
 	--libexecdir=$(LIBEXECDIR) --mandir=$(MANDIR) \
@@ -189,8 +206,8 @@ install: $(HPN_DIR)/.built
 
 .PHONY: deb rpm check-package
 
-# Debian source and binary packages (hpnssh-client, hpnssh-server), then
-# lintian: build/pkg/deb/.
+# Debian source and binary packages (hpnssh-client, hpnssh-server), built
+# with FEATURES=dist, then lintian: build/pkg/deb/.
 deb: $(DL)/.fetched
 	@contrib/package.sh deb $(DL) $(B)/pkg
 
@@ -198,10 +215,15 @@ deb: $(DL)/.fetched
 rpm: $(DL)/.fetched
 	@contrib/package.sh rpm $(DL) $(B)/pkg
 
-# As root on Debian: build, install, log in and transfer with hpnssh on
-# port 2222, purge, nothing left (tests/package/test-deb.sh; ~3 minutes).
-check-package: $(DL)/.fetched
+# As root on Debian: build the .debs, install them, host keys, log in and
+# transfer with hpnssh on port 2222; PAM, Kerberos (a KDC of its own), the
+# FIDO helper and systemd readiness with the real parts (test-site.sh);
+# purge, nothing left (test-deb.sh).  Then build the RPMs: requirements and
+# rpmlint, the shipped configuration read by the packaged programs
+# (test-rpm.sh).  ~4 minutes.
+check-package: $(DL)/.fetched check-prep
 	@timeout --kill-after=60 2700 tests/package/test-deb.sh $(TOP)
+	@timeout --kill-after=60 1800 tests/package/test-rpm.sh $(TOP)
 
 # ---------------------------------------------------------------------------
 # developer workflow (HACKING.md)

@@ -50,7 +50,7 @@ snapshot() {	# snapshot DIR: copy the project's build inputs into DIR
 	local d=$1
 	mkdir -p "$d"
 	(cd "$top" && tar -c Makefile README.md README.hpn HACKING.md upstream scripts \
-	    patches src tests/install) | tar -x -C "$d"
+	    patches src tests/install contrib/common) | tar -x -C "$d"
 }
 tarball() {	# tarball OUT.tar.gz DIR-IN-CWD
 	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 \
@@ -142,6 +142,10 @@ rpm)
 	    /usr/libexec/hpnsshd-session /usr/libexec/hpnsftp-server \
 	    /etc/hpnssh/hpnssh_config /etc/hpnssh/hpnsshd_config /etc/hpnssh/moduli \
 	    /etc/sysconfig/hpnsshd /usr/lib/systemd/system/hpnsshd.service \
+	    /etc/pam.d/hpnsshd /usr/libexec/hpnsshd-hostkeys /usr/libexec/hpnssh-sk-helper \
+	    /etc/hpnssh/hpnsshd_config.d/50-distribution.conf \
+	    /etc/hpnssh/hpnssh_config.d/50-distribution.conf \
+	    /etc/hpnssh/hpnsshd_config.d/05-host-keys.conf \
 	    /usr/lib/sysusers.d/hpnsshd.conf /usr/lib/tmpfiles.d/hpnsshd.conf \
 	    /etc/hpnssh/ssh_host_ed25519_key; do
 		grep -qx "$f" "$out/files" || die "no $f in the packages"

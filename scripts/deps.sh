@@ -1,8 +1,10 @@
 #!/bin/bash
-# deps.sh check build|test|bench   or   deps.sh install [build|test|bench|all]
+# deps.sh check build|pkg|test|bench   or   deps.sh install [build|pkg|test|bench|all]
 #
-# What the build and the tests need from a Debian/Ubuntu machine, checked by
-# the command or file each package provides.  "install" apt-gets them (root).
+# What the build, the packages and the tests need from a Debian/Ubuntu
+# machine, checked by the command or file each package provides.  "install"
+# apt-gets them (root); "make deps" installs all of them, so that every
+# target (make, make deb, make rpm, make check) finds what it needs.
 set -euo pipefail
 
 # package:probe  (probe: a command name, or an absolute path)
@@ -14,13 +16,23 @@ iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
 openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py"
+# make deb / make rpm: the packaging tools and what the packaged build
+# (FEATURES=dist: PAM, Kerberos/GSSAPI, FIDO, SELinux, audit) links; the
+# package test (check-package) also runs a real MIT KDC.
+pkg_pkgs="build-essential:/usr/share/build-essential/list debhelper:dh
+dpkg-dev:dpkg-buildpackage lintian:lintian rpm:rpmbuild rpmlint:rpmlint
+libpam0g-dev:/usr/include/security/pam_appl.h
+libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
+libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
+krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit"
 bench_pkgs="gnuplot-nox:gnuplot jq:jq"
 
 want() {
 	case "$1" in
 	build) echo "$build_pkgs" ;;
-	test) echo "$build_pkgs $test_pkgs" ;;
-	bench|all) echo "$build_pkgs $test_pkgs $bench_pkgs" ;;
+	pkg) echo "$build_pkgs $pkg_pkgs" ;;
+	test) echo "$build_pkgs $pkg_pkgs $test_pkgs" ;;
+	bench|all) echo "$build_pkgs $pkg_pkgs $test_pkgs $bench_pkgs" ;;
 	*) echo "deps.sh: unknown set $1" >&2; exit 2 ;;
 	esac
 }
@@ -59,8 +71,8 @@ install)
 	export DEBIAN_FRONTEND=noninteractive
 	echo "deps: apt-get install $m"
 	apt-get update -q || echo "deps: apt-get update failed; trying the install anyway" >&2
-	# The tests run Debian's sshd (openssh-server) by hand as an interop
-	# peer; its package must not start the system service.
+	# The tests run Debian's sshd (openssh-server) and MIT's KDC
+	# (krb5-kdc) by hand; their packages must not start system services.
 	prc=/usr/sbin/policy-rc.d
 	if [ ! -e "$prc" ]; then
 		printf '#!/bin/sh\nexit 101\n' > "$prc"
@@ -71,7 +83,7 @@ install)
 	apt-get install -y -q --no-install-recommends $m
 	;;
 *)
-	echo "usage: $0 check build|test|bench | install [build|test|bench|all]" >&2
+	echo "usage: $0 check build|pkg|test|bench | install [build|pkg|test|bench|all]" >&2
 	exit 2
 	;;
 esac

@@ -89,6 +89,15 @@ conf_sed=(
 for m in "$stage$mandir"/man[158]/*; do
 	sed -E -i "${man_sed[@]}" "$m"
 done
+# A build with PAM under another service name (FEATURES=dist: hpnsshd)
+# documents that name as PAMServiceName's default.
+pam_service=$(sed -n 's/^#define SSHD_PAM_SERVICE[[:space:]]*"\(.*\)"$/\1/p' "$tree/config.h")
+if [ -n "$pam_service" ] && [ "$pam_service" != sshd ]; then
+	m="$stage$mandir/man5/hpnsshd_config.5"
+	sed -i "/^\.It Cm PAMServiceName\$/,/^\.It Cm /s/^\.Cm sshd \.\$/.Cm $pam_service ./" "$m"
+	grep -q "^\.Cm $pam_service \.\$" "$m" ||
+		{ echo "install: error: PAMServiceName's default not found in hpnsshd_config(5)" >&2; exit 1; }
+fi
 for c in hpnssh_config hpnsshd_config; do
 	sed -E -i "${conf_sed[@]}" "$stage$sysconfdir/$c"
 done

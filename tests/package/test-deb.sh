@@ -3,14 +3,17 @@
 #
 # The Debian packages end to end, as root on a Debian machine (CI: a fresh
 # Debian 12): builds them ("make deb": lintian must report no error),
-# installs them beside the system's OpenSSH, starts hpnsshd on port 2222 by
-# hand (no systemd needed), logs in with hpnssh as a throwaway user with a
-# throwaway key, runs a command, moves a file each way with hpnsftp and
-# hpnscp (checksums compared), stops hpnsshd by its pid, purges the packages
-# and checks that nothing of them is left (files, user, /etc/hpnssh,
-# systemd state) and that the system's OpenSSH (/usr/bin/ssh..., sshd,
-# /etc/ssh) is byte for byte as it was.  Whatever it changed is undone on
-# failure too.
+# installs them beside the system's OpenSSH, checks which host keys hpnsshd
+# presents (openssh-server's when /etc/ssh has some, else its own: both
+# cases, the second in a mount namespace where /etc/ssh is empty), starts
+# hpnsshd on port 2222 by hand (no systemd needed), logs in with hpnssh as a
+# throwaway user with a throwaway key, runs a command, moves a file each way
+# with hpnsftp and hpnscp (checksums compared), stops hpnsshd by its pid,
+# runs test-site.sh (PAM, Kerberos with a KDC of its own, FIDO helper,
+# systemd readiness), purges the packages and checks that nothing of them is
+# left (files, user, /etc/hpnssh, /etc/pam.d/hpnsshd, systemd state) and
+# that the system's OpenSSH (/usr/bin/ssh..., sshd, /etc/ssh) is byte for
+# byte as it was.  Whatever it changed is undone on failure too.
 set -euo pipefail
 top=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 . "$top/upstream/openssh.mk"
@@ -138,7 +141,7 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 say "apt-get install $(basename "$client_deb") $(basename "$server_deb")"
 installed=1
-t 600 apt-get install -y -q "$client_deb" "$server_deb" > "$tmp/install.log" 2>&1 ||
+t 600 apt-get install -y -q --no-install-recommends "$client_deb" "$server_deb" > "$tmp/install.log" 2>&1 ||
 	{ tail -n 30 "$tmp/install.log"; die "apt-get install of the packages failed"; }
 [ -z "$created_prc" ] || { rm -f /usr/sbin/policy-rc.d; created_prc=; }
 
@@ -147,14 +150,63 @@ for f in /usr/bin/hpnssh /usr/bin/hpnscp /usr/bin/hpnsftp /usr/bin/hpnssh-keygen
 	[ -x "$f" ] || die "$f not installed"
 done
 for f in /etc/hpnssh/hpnssh_config /etc/hpnssh/hpnsshd_config /etc/hpnssh/moduli /etc/default/hpnsshd \
-    /lib/systemd/system/hpnsshd.service /usr/lib/tmpfiles.d/hpnsshd.conf \
+    /etc/pam.d/hpnsshd /lib/systemd/system/hpnsshd.service /usr/lib/tmpfiles.d/hpnsshd.conf \
     /usr/share/man/man1/hpnssh.1.gz /usr/share/man/man8/hpnsshd.8.gz; do
 	[ -f "$f" ] || die "$f not installed"
 done
-for k in rsa ecdsa ed25519; do
-	[ -s "/etc/hpnssh/ssh_host_${k}_key" ] || die "host key /etc/hpnssh/ssh_host_${k}_key not made on install"
-	[ "$(stat -c %a "/etc/hpnssh/ssh_host_${k}_key")" = 600 ] || die "ssh_host_${k}_key is not mode 600"
+for d in /etc/hpnssh/hpnssh_config.d /etc/hpnssh/hpnsshd_config.d; do
+	[ -d "$d" ] || die "$d not installed"
 done
+grep -qx 'Include /etc/hpnssh/hpnsshd_config.d/\*.conf' /etc/hpnssh/hpnsshd_config || die "hpnsshd_config has no Include"
+grep -qx 'Include /etc/hpnssh/hpnssh_config.d/\*.conf' /etc/hpnssh/hpnssh_config || die "hpnssh_config has no Include"
+
+# --- host keys: the host's identity -------------------------------------------
+# openssh-server's keys when /etc/ssh has some (05-host-keys.conf names
+# them), else hpnsshd's own in /etc/hpnssh (README.Debian).
+hostkeys_conf=/etc/hpnssh/hpnsshd_config.d/05-host-keys.conf
+hostkeys() { /usr/sbin/hpnsshd -T 2>&1 | awk '$1 == "hostkey" {print $2}' | tr '\n' ' '; }
+own_keys() {	# own_keys: hpnsshd's own keys exist, mode 600
+	local k
+	for k in rsa ecdsa ed25519; do
+		[ -s "/etc/hpnssh/ssh_host_${k}_key" ] || die "$1: host key /etc/hpnssh/ssh_host_${k}_key not made"
+		[ "$(stat -c %a "/etc/hpnssh/ssh_host_${k}_key")" = 600 ] || die "ssh_host_${k}_key is not mode 600"
+	done
+}
+ssh_keys=
+for k in ed25519 ecdsa rsa; do
+	[ -s "/etc/ssh/ssh_host_${k}_key" ] && ssh_keys="$ssh_keys/etc/ssh/ssh_host_${k}_key "
+done
+if [ -n "$ssh_keys" ]; then
+	[ -f "$hostkeys_conf" ] || die "/etc/ssh has host keys but $hostkeys_conf was not written"
+	[ "$(hostkeys)" = "$ssh_keys" ] || die "hpnsshd -T host keys: '$(hostkeys)', not /etc/ssh's ($ssh_keys)"
+	! ls /etc/hpnssh/ssh_host_* >/dev/null 2>&1 || die "own host keys made although /etc/ssh has some"
+	# Without openssh-server's keys (an empty /etc/ssh in a mount
+	# namespace of our own): hpnsshd's own, and the file goes.
+	unshare --mount --propagation private sh -c \
+	    'mount -t tmpfs hpnpkgtest /etc/ssh && /usr/libexec/hpnsshd-hostkeys && /usr/sbin/hpnsshd -T' \
+	    > "$tmp/ns.log" 2>&1 || { cat "$tmp/ns.log"; die "hpnsshd-hostkeys with an empty /etc/ssh"; }
+	own_keys "with an empty /etc/ssh"
+	[ ! -e "$hostkeys_conf" ] || die "with an empty /etc/ssh, $hostkeys_conf was left"
+	[ "$(awk '$1 == "hostkey" {print $2}' "$tmp/ns.log" | tr '\n' ' ')" = \
+	    "/etc/hpnssh/ssh_host_rsa_key /etc/hpnssh/ssh_host_ecdsa_key /etc/hpnssh/ssh_host_ed25519_key " ] ||
+		die "with an empty /etc/ssh, hpnsshd -T: $(grep hostkey "$tmp/ns.log" | tr '\n' ' ')"
+	/usr/libexec/hpnsshd-hostkeys
+	[ "$(hostkeys)" = "$ssh_keys" ] || die "hpnsshd-hostkeys did not return to /etc/ssh's keys"
+	# A file of the administrator's (no marker line) is left alone.
+	echo "HostKey /etc/hpnssh/ssh_host_ed25519_key" > "$hostkeys_conf"
+	/usr/libexec/hpnsshd-hostkeys
+	[ "$(cat "$hostkeys_conf")" = "HostKey /etc/hpnssh/ssh_host_ed25519_key" ] ||
+		die "hpnsshd-hostkeys rewrote the administrator's $hostkeys_conf"
+	rm -f "$hostkeys_conf"
+	/usr/libexec/hpnsshd-hostkeys
+	say "host keys: /etc/ssh's ($ssh_keys); own in /etc/hpnssh without them; an admin's choice kept"
+	expect_key=/etc/ssh/ssh_host_ed25519_key.pub
+else
+	[ ! -e "$hostkeys_conf" ] || die "/etc/ssh has no host keys but $hostkeys_conf exists"
+	own_keys "on install"
+	say "host keys: /etc/ssh has none, hpnsshd's own in /etc/hpnssh"
+	expect_key=/etc/hpnssh/ssh_host_ed25519_key.pub
+fi
 getent passwd "$PRIVSEP_USER" >/dev/null || die "privilege separation user $PRIVSEP_USER not made"
 [ -d /run/hpnsshd ] || die "/run/hpnsshd not made"
 [ "$(stat -c '%a %U' /run/hpnsshd)" = "755 root" ] || die "/run/hpnsshd is not 755 root"
@@ -194,8 +246,9 @@ out=$(t 60 /usr/bin/hpnssh "${ssh_opts[@]}" "$TUSER@127.0.0.1" 'id -un; echo "$S
 	{ cat "$tmp/ssh.err" "$tmp/hpnsshd.log"; die "hpnssh $TUSER@127.0.0.1 failed"; }
 [ "$(echo "$out" | sed -n 1p)" = "$TUSER" ] || die "the remote command printed '$out'"
 echo "$out" | sed -n 2p | grep -q " $PORT\$" || die "not connected to port $PORT: SSH_CONNECTION=$(echo "$out" | sed -n 2p)"
-grep -q "^\[127.0.0.1\]:$PORT $(cut -d' ' -f1,2 /etc/hpnssh/ssh_host_ed25519_key.pub)" "$tmp/known_hosts" ||
-	die "the host key seen is not /etc/hpnssh/ssh_host_ed25519_key"
+# (hpnssh_config hashes known_hosts: hpnssh-keygen -F finds the entry.)
+seen=$(/usr/bin/hpnssh-keygen -F "[127.0.0.1]:$PORT" -f "$tmp/known_hosts" | awk '!/^#/ && $2 == "ssh-ed25519" {print $2, $3}')
+[ "$seen" = "$(cut -d' ' -f1,2 "$expect_key")" ] || die "the host key seen ($seen) is not $expect_key"
 say "hpnssh: logged in as $TUSER on port $PORT and ran a command"
 
 head -c 8M /dev/urandom > "$tmp/data"
@@ -219,28 +272,11 @@ stop_server() {
 }
 stop_server
 
-# The documented option of /etc/default/hpnsshd: the system's host keys
-# (read only) instead of hpnsshd's own.
-if [ -f /etc/ssh/ssh_host_ed25519_key ] && [ -f /etc/ssh/ssh_host_ecdsa_key ] &&
-    [ -f /etc/ssh/ssh_host_rsa_key ]; then
-	opts=$(sed -n 's/^#HPNSSHD_HOSTKEY_OPTS="\(.*\)"$/\1/p' /etc/default/hpnsshd)
-	[ -n "$opts" ] || die "/etc/default/hpnsshd: no commented HPNSSHD_HOSTKEY_OPTS line for /etc/ssh's keys"
-	rm -f /run/hpnsshd.pid
-	# shellcheck disable=SC2086
-	/usr/sbin/hpnsshd -E "$tmp/hpnsshd.log" $opts
-	for _ in $(seq 50); do [ -s /run/hpnsshd.pid ] && break; sleep 0.1; done
-	server_pid=$(cat /run/hpnsshd.pid)
-	for _ in $(seq 50); do (ss -Hltn "sport = :$PORT" || true) | grep -q . && break; sleep 0.1; done
-	seen=$(t 30 /usr/bin/hpnssh-keyscan -p "$PORT" -t ed25519 127.0.0.1 2>/dev/null | awk '!/^#/ {print $2, $3}')
-	[ "$seen" = "$(cut -d' ' -f1,2 /etc/ssh/ssh_host_ed25519_key.pub)" ] ||
-		{ cat "$tmp/hpnsshd.log"; die "with HPNSSHD_HOSTKEY_OPTS, hpnsshd does not show /etc/ssh's host key (saw '$seen')"; }
-	stop_server
-	say "HPNSSHD_HOSTKEY_OPTS from /etc/default/hpnsshd: hpnsshd shows /etc/ssh's host key"
-else
-	say "note: no host keys in /etc/ssh; the system-host-key option is not tried"
-fi
 userdel -r "$TUSER" >/dev/null 2>&1 || true
 user_made=
+
+# --- what a site runs: PAM, Kerberos, FIDO, readiness -------------------------
+t 300 "$top/tests/package/test-site.sh" || die "test-site.sh"
 
 # --- purge: nothing left ------------------------------------------------------
 say "apt-get purge hpnssh-server hpnssh-client"
@@ -254,7 +290,7 @@ for p in hpnssh-client hpnssh-server; do
 		bad "$p still known to dpkg: $(dpkg-query -W -f '${Status}' "$p")"
 done
 getent passwd "$PRIVSEP_USER" >/dev/null && bad "user $PRIVSEP_USER left after purge"
-for f in /etc/hpnssh /etc/default/hpnsshd /run/hpnsshd /run/hpnsshd.pid /usr/bin/hpnssh \
+for f in /etc/hpnssh /etc/default/hpnsshd /etc/pam.d/hpnsshd /run/hpnsshd /run/hpnsshd.pid /usr/bin/hpnssh \
     /usr/sbin/hpnsshd /lib/systemd/system/hpnsshd.service /usr/lib/tmpfiles.d/hpnsshd.conf \
     /etc/systemd/system/multi-user.target.wants/hpnsshd.service; do
 	[ ! -e "$f" ] || bad "$f left after purge"
@@ -278,4 +314,4 @@ else
 	say "system OpenSSH untouched ($(wc -l < "$tmp/openssh.after") files compared)"
 fi
 [ $err -eq 0 ] || exit 1
-say "passed in $(( $(date +%s) - start ))s: build, lintian, install, login, hpnsftp/hpnscp, purge"
+say "passed in $(( $(date +%s) - start ))s: build, lintian, install, host keys, login, hpnsftp/hpnscp, PAM, Kerberos, FIDO, readiness, purge"
