@@ -6,7 +6,7 @@
 #   openssh-quick  a t-exec subset for iteration
 #   hpn            our regress tests (tests/regress/*.sh, in OpenSSH's
 #                  style: they run under regress/test-exec.sh)
-#   security       the tests of our security fixes (tests/security/cve-*.sh,
+#   security       the tests of our security fixes (tests/security/*.sh,
 #                  the same way; each also shows the flaw on STOCK_TREE)
 #
 # Output goes to LOGDIR/regress-MODE.log; progress and every skipped test
@@ -44,10 +44,11 @@ hpn|security)
 	ours=""
 	case "$mode" in
 	hpn) glob="$top/tests/regress/*.sh" ;;
-	security) glob="$top/tests/security/cve-*.sh" ;;
+	security) glob="$top/tests/security/*.sh" ;;
 	esac
 	for t in $glob; do
 		[ -e "$t" ] || continue
+		[ "$(basename "$t")" != lib.sh ] || continue
 		cp "$t" regress/
 		ours="$ours $(basename "$t" .sh)"
 	done

@@ -8,6 +8,13 @@
       re-exchange, as a server whose key changes mid-connection would
       (CVE-2026-60002).  Prints "RESULT rekey=done|failed" and exits 0.
 
+  peer.py rekey-inject PORT KEY
+      Serves one connection with host key KEY, runs the client's command by
+      sending "before", then starts a key re-exchange and, right after its
+      KEXINIT, sends channel data ("injected") that RFC 4253 7.1 forbids
+      until its NEWKEYS.  If the exchange completes it sends "after" and
+      exit status 0.  Prints "RESULT rekey=done|failed".
+
 Every wait is bounded (TIMEOUT); the caller kills it by PID if need be.
 """
 
@@ -15,8 +22,11 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 import paramiko
+from paramiko.common import cMSG_CHANNEL_DATA
+from paramiko.message import Message
 
 TIMEOUT = 60
 
@@ -83,10 +93,50 @@ def rekey_newkey(port, key_a, key_b):
     t.close()
 
 
+def rekey_inject(port, key):
+    conn = listen(port)
+    t = paramiko.Transport(conn)
+    t.add_server_key(paramiko.Ed25519Key(filename=key))
+    srv = Server()
+    t.start_server(server=srv)
+    chan = t.accept(TIMEOUT)
+    if chan is None or not srv.exec_event.wait(TIMEOUT):
+        print("RESULT rekey=none error=no-session", flush=True)
+        return
+    chan.sendall(b"before\n")
+    time.sleep(0.5)
+    # What renegotiate_keys() does, with a forbidden message in between.
+    t.completion_event = threading.Event()
+    t._send_kex_init()
+    m = Message()
+    m.add_byte(cMSG_CHANNEL_DATA)
+    m.add_int(chan.remote_chanid)
+    m.add_string(b"injected\n")
+    t._send_message(m)
+    state = "failed"
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline and t.is_active():
+        if t.completion_event.wait(0.1):
+            state = "done"
+            break
+    print("RESULT rekey=%s" % state, flush=True)
+    if state == "done" and t.is_active():
+        try:
+            chan.sendall(b"after\n")
+            chan.send_exit_status(0)
+            chan.close()
+            time.sleep(0.5)
+        except (paramiko.SSHException, EOFError, OSError):
+            pass
+    t.close()
+
+
 def main():
     signal.alarm(TIMEOUT + 30)
     if len(sys.argv) == 5 and sys.argv[1] == "rekey-newkey":
         rekey_newkey(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 4 and sys.argv[1] == "rekey-inject":
+        rekey_inject(int(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(__doc__)
 

@@ -1,0 +1,58 @@
+#	Messages other than transport and key exchange ones between a peer's
+#	KEXINIT and its NEWKEYS (RFC 4253 7.1) end the connection (upstream
+#	does so since 10.4p1).  A paramiko server (peer.py) sends channel data
+#	right after the KEXINIT of a re-exchange it starts.
+#	Placed in the Public Domain.
+
+tid="non-KEX messages during a rekey"
+fixed_in=10.4p1
+[ -n "$HPN_TOP" ] || fatal "HPN_TOP not set"
+. $HPN_TOP/tests/security/lib.sh
+
+PY=/usr/bin/python3
+$PY -c 'import paramiko' 2>/dev/null || fatal "python3-paramiko is needed (make deps)"
+P=`expr $PORT + 61`
+K=$OBJ/sec-rekey
+rm -f $K.*
+${SSHKEYGEN} -q -t ed25519 -N '' -f $K.hk || fatal "keygen"
+echo "sec-rekey `cat $K.hk.pub`" > $K.kh
+
+scenario() {
+	case "$1" in
+	stock)	_ssh=$HPN_STOCK_TREE/ssh ;;
+	*)	_ssh=${REAL_SSH} ;;
+	esac
+	rm -f $K.peer $K.out $K.err
+	$PY $HPN_TOP/tests/security/peer.py rekey-inject $P $K.hk > $K.peer 2>&1 &
+	_peer=$!
+	_i=0
+	while ! grep -q LISTENING $K.peer 2>/dev/null; do
+		_i=`expr $_i + 1`
+		[ $_i -lt 100 ] || { kill $_peer 2>/dev/null; fatal "$1: peer did not start"; }
+		sleep 0.1
+	done
+	timeout 120 $_ssh -F $OBJ/ssh_config -o Port=$P \
+	    -o HostKeyAlias=sec-rekey -o UserKnownHostsFile=$K.kh \
+	    -o GlobalKnownHostsFile=/dev/null -o LogLevel=INFO \
+	    somehost cat > $K.out 2> $K.err < /dev/null
+	_rc=$?
+	kill $_peer 2>/dev/null
+	wait $_peer 2>/dev/null
+	grep -q before $K.out || {
+		cat $K.err $K.peer >&2
+		fatal "$1: the session did not start"
+	}
+	if grep -q injected $K.out; then
+		verbose "$tid: $1: data sent during the re-exchange was delivered"
+		return 1
+	fi
+	[ $_rc -ne 0 ] && grep -q "during key re-exchange" $K.err || {
+		cat $K.out $K.err >&2
+		fatal "$1: neither delivered nor refused (exit $_rc)"
+	}
+	verbose "$tid: $1: `grep -m1 'during key re-exchange' $K.err`"
+	return 0
+}
+
+sec_run scenario
+rm -f $K.*
