@@ -28,7 +28,7 @@ include upstream/openssh.mk
 # for a release other than the pinned one): its version is read from the
 # tarball (scripts/lib/upstream.sh, SECURITY.md).
 ifneq ($(strip $(OPENSSH_TARBALL)),)
-UPSTREAM_ID := $(shell scripts/lib/upstream.sh print)
+UPSTREAM_ID := $(shell OPENSSH_TARBALL='$(OPENSSH_TARBALL)' OPENSSH_SHA256='$(OPENSSH_SHA256)' scripts/lib/upstream.sh print)
 ifneq ($(word 1,$(UPSTREAM_ID)),ok)
 $(error $(UPSTREAM_ID))
 endif
@@ -97,7 +97,7 @@ SRCS := $(wildcard src/*.c src/*.h)
 
 .PHONY: all build stock fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps \
 	install dev-tree patch-check \
-	check check-quick check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
+	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep clean distclean FORCE
 
 all build: $(HPN_DIR)/.built
@@ -252,6 +252,11 @@ check-install: $(HPN_DIR)/.built
 check-hpn: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@scripts/run-regress.sh hpn $(HPN_TREE) $(LOGS) $(STOCK_TREE)
 
+# Another release brought by a user: refused without its hash, our fixes
+# upstream has are skipped, a patch that stops applying is named.
+check-upstream: $(DL)/.fetched
+	@tests/upstream/test-tarball.sh $(TOP)
+
 # Our security fixes (tests/security): each test also shows the flaw on
 # the stock build of the base, so that it is known to detect it.
 check-security: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
@@ -269,11 +274,11 @@ check-stock-openssh: $(STOCK_DIR)/.built check-prep
 # What CI runs (.ci/run: `make deps check`, ~35 minutes on 2 cores): also
 # the interop matrix, the package test and the sanitizer build with its
 # quicker steps.  `make stress` and the whole `make check-asan` are apart.
-check: patch-check check-unit check-install check-security check-hpn check-openssh \
+check: patch-check check-upstream check-unit check-install check-security check-hpn check-openssh \
     check-interop check-package check-asan-quick
 	@echo "make check: all tests passed"
 
-check-quick: patch-check check-unit check-install check-security check-hpn check-openssh-quick
+check-quick: patch-check check-upstream check-unit check-install check-security check-hpn check-openssh-quick
 	@echo "make check-quick: all tests passed"
 
 # ---------------------------------------------------------------------------
