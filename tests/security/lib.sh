@@ -72,3 +72,52 @@ sec_run() {
 		verbose "$tid: stock $_v includes upstream's fix ($fixed_in): stock not run"
 	fi
 }
+
+# sec_netns_start NAME: a network namespace of the test's own ($SEC_NS),
+# deleted when the test exits.  The tunnel tests run client and server in
+# it, so that the tun(4) devices both open live and die there.  Needs root
+# and /dev/net/tun; skips (with the reason) without them.
+sec_netns_start() {
+	[ "`id -u`" = 0 ] || skip "$tid: needs root (network namespace, tun devices)"
+	[ -c /dev/net/tun ] || skip "$tid: no /dev/net/tun"
+	command -v ip >/dev/null || fatal "ip (iproute2) is needed (make deps)"
+	SEC_NS=hpnsec-$1-$$
+	ip netns add $SEC_NS || fatal "ip netns add $SEC_NS failed"
+	trap 'ip netns delete $SEC_NS 2>/dev/null' EXIT
+	trap 'exit 1' HUP TERM
+	ip -n $SEC_NS link set lo up || fatal "no loopback in $SEC_NS"
+}
+
+# sec_tun FLAVOUR NAME: our client asks FLAVOUR's sshd (sec_proxy NAME)
+# for a point-to-point tunnel, both inside $SEC_NS.  Prints "open tunN"
+# when the server opened device tunN (the session's SSH_TUNNEL), or
+# "rejected" when it refused tunnel forwarding; anything else returns 1
+# with the client's output on stderr.  An open tunnel keeps the
+# connection up after the command: the client is ended once it has
+# printed, or after 60 s.
+sec_tun() {
+	_o=$OBJ/sec-tun.$2.$1
+	rm -f $_o.out $_o.err
+	ip netns exec $SEC_NS ${REAL_SSH} -F $OBJ/ssh_$2.$1 -v \
+	    -o Tunnel=point-to-point -w any:any -o ExitOnForwardFailure=yes \
+	    somehost 'echo "tunnel=$SSH_TUNNEL"' > $_o.out 2> $_o.err < /dev/null &
+	_p=$!
+	_i=0
+	while kill -0 $_p 2>/dev/null && ! grep -q '^tunnel=' $_o.out; do
+		_i=`expr $_i + 1`
+		[ $_i -lt 600 ] || break
+		sleep 0.1
+	done
+	kill $_p 2>/dev/null
+	wait $_p 2>/dev/null
+	_t=`sed -n 's/^tunnel=\(tun[0-9][0-9]*\)$/\1/p' $_o.out`
+	if [ -n "$_t" ]; then
+		echo "open $_t"
+	elif grep -q "Server has rejected tunnel device forwarding" $_o.err; then
+		echo rejected
+	else
+		cat $_o.out $_o.err >&2
+		return 1
+	fi
+	rm -f $_o.out $_o.err
+}
