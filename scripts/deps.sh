@@ -1,5 +1,5 @@
 #!/bin/bash
-# deps.sh check build|test|bench   or   deps.sh install [build|test|bench|all]
+# deps.sh check build|site|test|bench   or   deps.sh install [build|site|test|bench|all]
 #
 # What the build and the tests need from a Debian/Ubuntu machine, checked by
 # the command or file each package provides.  "install" apt-gets them (root).
@@ -15,12 +15,20 @@ openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py"
 bench_pkgs="gnuplot-nox:gnuplot jq:jq"
+# The site flavours (sshd with PAM and Kerberos) and their security tests:
+# a KDC of the test's own (krb5kdc, kdb5_util, kadmin.local, kinit) and a
+# GSSAPI client (python3-gssapi).
+site_pkgs="libpam0g-dev:/usr/include/security/pam_appl.h
+libkrb5-dev:krb5-config krb5-kdc:/usr/sbin/krb5kdc
+krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit
+python3-gssapi:/usr/lib/python3/dist-packages/gssapi/__init__.py"
 
 want() {
 	case "$1" in
 	build) echo "$build_pkgs" ;;
-	test) echo "$build_pkgs $test_pkgs" ;;
-	bench|all) echo "$build_pkgs $test_pkgs $bench_pkgs" ;;
+	site) echo "$build_pkgs $site_pkgs" ;;
+	test) echo "$build_pkgs $site_pkgs $test_pkgs" ;;
+	bench|all) echo "$build_pkgs $site_pkgs $test_pkgs $bench_pkgs" ;;
 	*) echo "deps.sh: unknown set $1" >&2; exit 2 ;;
 	esac
 }
@@ -71,7 +79,7 @@ install)
 	apt-get install -y -q --no-install-recommends $m
 	;;
 *)
-	echo "usage: $0 check build|test|bench | install [build|test|bench|all]" >&2
+	echo "usage: $0 check build|site|test|bench | install [build|site|test|bench|all]" >&2
 	exit 2
 	;;
 esac

@@ -16,8 +16,8 @@
 
 # sec_stock_version: "10.3p1" of the stock build, or nothing.
 sec_stock_version() {
-	[ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/ssh" ] || return 0
-	$HPN_STOCK_TREE/ssh -V 2>&1 | sed -n 's/^OpenSSH_\([0-9.]*p[0-9]*\).*/\1/p'
+	[ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ] || return 0
+	$HPN_STOCK_TREE/sshd -V 2>&1 | sed -n 's/^OpenSSH_\([0-9.]*p[0-9]*\).*/\1/p'
 }
 
 # sec_older A B: release A is older than release B.
@@ -53,6 +53,37 @@ sec_proxy() {
 	done
 	grep -iv '^[[:space:]]*proxycommand[[:space:]]' $OBJ/ssh_proxy > $_c
 	echo "proxycommand `sec_sshd $_f` -i -f $_s" >> $_c
+}
+
+# The site builds (sshd with PAM and GSSAPI; make site, make stock-site):
+# tests of code compiled only with those run them instead of the hpn and
+# stock builds.  sec_site_start makes sec_run use the stock site build as
+# "stock"; sec_site FLAVOUR names FLAVOUR's site tree.
+sec_site_start() {
+	[ -n "$HPN_SITE_TREE" ] && [ -x "$HPN_SITE_TREE/sshd" ] ||
+		fatal "$tid: no site build (HPN_SITE_TREE; make check-security builds it)"
+	HPN_STOCK_TREE=$HPN_STOCK_SITE_TREE
+}
+
+sec_site() {
+	case "$1" in
+	stock)	echo $HPN_STOCK_SITE_TREE ;;
+	*)	echo $HPN_SITE_TREE ;;
+	esac
+}
+
+# sec_site_config FLAVOUR NAME [CONFIG LINES...]: writes
+# $OBJ/sshd_NAME.FLAVOUR, test-exec's sshd_proxy with the helpers of
+# FLAVOUR's site build, any Subsystem line removed, then the given lines.
+sec_site_config() {
+	_t=`sec_site $1` _s=$OBJ/sshd_$2.$1
+	shift 2
+	sed -e "s|$SSHD_SESSION|$_t/sshd-session|" \
+	    -e "s|$SSHD_AUTH|$_t/sshd-auth|" $OBJ/sshd_proxy |
+	    grep -iv '^[[:space:]]*subsystem[[:space:]]' > $_s
+	for _l in "$@"; do
+		echo "$_l" >> $_s
+	done
 }
 
 sec_run() {
