@@ -2,6 +2,7 @@
 #
 #   make                  fetch, verify, patch, configure and build the hpn suite
 #   make stock            the same tarball and security fixes, without our series
+#   make site, stock-site sshd of each with PAM and Kerberos (for check-security)
 #   make check            unit, HPN regress, OpenSSH's full suite, interop,
 #                         package, ASan/UBSan and TSan (what CI runs)
 #   make check-quick      unit, HPN regress and a subset of OpenSSH's t-exec
@@ -85,17 +86,30 @@ HPN_CONFIGURE := --prefix=$(PREFIX) --sysconfdir=$(SYSCONFDIR) \
 	$(COMMON_CONFIGURE) $(EXTRA_CONFIGURE)
 STOCK_CONFIGURE := --prefix=/usr/local --sysconfdir=/usr/local/etc/ssh \
 	$(COMMON_CONFIGURE) $(EXTRA_CONFIGURE)
+# The site flavours: the hpn series (site) and the stock tarball
+# (stock-site) with PAM and Kerberos/GSSAPI, which the builds above leave
+# out, for the security tests of code compiled only with them
+# (tests/security: CVE-2026-60000, 60001).  Only the server is built; it is
+# never installed, its paths point into build/.
+SITE_COMMON := $(subst --without-pam,--with-pam,$(subst --without-kerberos5,--with-kerberos5,$(COMMON_CONFIGURE)))
+SITE_CONFIGURE := --prefix=$(B)/site/prefix $(SITE_COMMON) $(EXTRA_CONFIGURE)
+STOCK_SITE_CONFIGURE := --prefix=$(B)/stock-site/prefix $(SITE_COMMON) $(EXTRA_CONFIGURE)
+SITE_PROGS := sshd sshd-session sshd-auth
 
 HPN_DIR := $(B)/hpn
 STOCK_DIR := $(B)/stock
+SITE_DIR := $(B)/site
+STOCK_SITE_DIR := $(B)/stock-site
 TREE := openssh-$(OPENSSH_VERSION)
 HPN_TREE := $(HPN_DIR)/$(TREE)
 STOCK_TREE := $(STOCK_DIR)/$(TREE)
+SITE_TREE := $(SITE_DIR)/$(TREE)
+STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep clean distclean FORCE
@@ -105,6 +119,12 @@ all build: $(HPN_DIR)/.built
 
 stock: $(STOCK_DIR)/.built
 	@echo "stock OpenSSH built in $(STOCK_TREE) ($$($(STOCK_TREE)/ssh -V 2>&1))"
+
+site: $(SITE_DIR)/.built
+	@echo "hpn sshd with PAM and GSSAPI built in $(SITE_TREE) ($$($(SITE_TREE)/sshd -V 2>&1))"
+
+stock-site: $(STOCK_SITE_DIR)/.built
+	@echo "stock sshd with PAM and GSSAPI built in $(STOCK_SITE_TREE) ($$($(STOCK_SITE_TREE)/sshd -V 2>&1))"
 
 fetch: $(DL)/.fetched
 
@@ -133,17 +153,37 @@ $(STOCK_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
 	@scripts/prepare-tree.sh stock $(DL) $(STOCK_DIR)
 	@touch $@
 
+$(SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh $(SERIES)
+	@scripts/prepare-tree.sh hpn $(DL) $(SITE_DIR)
+	@touch $@
+
+$(STOCK_SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
+	@scripts/prepare-tree.sh stock $(DL) $(STOCK_SITE_DIR)
+	@touch $@
+
 # Rewritten only when the arguments change, so they act as a dependency.
 $(HPN_DIR)/.configure-args: FORCE
 	@mkdir -p $(@D); echo '$(HPN_CONFIGURE)' | cmp -s - $@ || echo '$(HPN_CONFIGURE)' > $@
 $(STOCK_DIR)/.configure-args: FORCE
 	@mkdir -p $(@D); echo '$(STOCK_CONFIGURE)' | cmp -s - $@ || echo '$(STOCK_CONFIGURE)' > $@
+$(SITE_DIR)/.configure-args: FORCE
+	@mkdir -p $(@D); echo '$(SITE_CONFIGURE)' | cmp -s - $@ || echo '$(SITE_CONFIGURE)' > $@
+$(STOCK_SITE_DIR)/.configure-args: FORCE
+	@mkdir -p $(@D); echo '$(STOCK_SITE_CONFIGURE)' | cmp -s - $@ || echo '$(STOCK_SITE_CONFIGURE)' > $@
 
 $(HPN_DIR)/.configured: $(HPN_DIR)/.prepared $(HPN_DIR)/.configure-args
 	@scripts/build.sh configure hpn $(HPN_TREE) $(LOGS) $(HPN_CONFIGURE)
 	@touch $@
 $(STOCK_DIR)/.configured: $(STOCK_DIR)/.prepared $(STOCK_DIR)/.configure-args
 	@scripts/build.sh configure stock $(STOCK_TREE) $(LOGS) $(STOCK_CONFIGURE)
+	@touch $@
+$(SITE_DIR)/.configured: $(SITE_DIR)/.prepared $(SITE_DIR)/.configure-args
+	@scripts/deps.sh check site
+	@scripts/build.sh configure site $(SITE_TREE) $(LOGS) $(SITE_CONFIGURE)
+	@touch $@
+$(STOCK_SITE_DIR)/.configured: $(STOCK_SITE_DIR)/.prepared $(STOCK_SITE_DIR)/.configure-args
+	@scripts/deps.sh check site
+	@scripts/build.sh configure stock-site $(STOCK_SITE_TREE) $(LOGS) $(STOCK_SITE_CONFIGURE)
 	@touch $@
 
 $(HPN_DIR)/.built: $(HPN_DIR)/.configured $(SRCS)
@@ -152,6 +192,13 @@ $(HPN_DIR)/.built: $(HPN_DIR)/.configured $(SRCS)
 	@touch $@
 $(STOCK_DIR)/.built: $(STOCK_DIR)/.configured
 	@scripts/build.sh make stock $(STOCK_TREE) $(LOGS) -j$(JOBS)
+	@touch $@
+$(SITE_DIR)/.built: $(SITE_DIR)/.configured $(SRCS)
+	@scripts/build.sh sync-src site $(SITE_TREE) $(LOGS)
+	@scripts/build.sh make site $(SITE_TREE) $(LOGS) -j$(JOBS) $(SITE_PROGS)
+	@touch $@
+$(STOCK_SITE_DIR)/.built: $(STOCK_SITE_DIR)/.configured
+	@scripts/build.sh make stock-site $(STOCK_SITE_TREE) $(LOGS) -j$(JOBS) $(SITE_PROGS)
 	@touch $@
 
 FORCE:
@@ -258,9 +305,12 @@ check-upstream: $(DL)/.fetched
 	@tests/upstream/test-tarball.sh $(TOP)
 
 # Our security fixes (tests/security): each test also shows the flaw on
-# the stock build of the base, so that it is known to detect it.
-check-security: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
-	@scripts/run-regress.sh security $(HPN_TREE) $(LOGS) $(STOCK_TREE)
+# the stock build of the base, so that it is known to detect it.  The
+# tests of PAM and GSSAPI code run the site flavours' sshd.
+check-security: $(HPN_DIR)/.built $(STOCK_DIR)/.built $(SITE_DIR)/.built \
+    $(STOCK_SITE_DIR)/.built check-prep
+	@HPN_SITE_TREE=$(SITE_TREE) HPN_STOCK_SITE_TREE=$(STOCK_SITE_TREE) \
+	    scripts/run-regress.sh security $(HPN_TREE) $(LOGS) $(STOCK_TREE)
 
 check-openssh: $(HPN_DIR)/.built check-prep
 	@scripts/run-regress.sh openssh $(HPN_TREE) $(LOGS)
@@ -284,7 +334,7 @@ check-quick: patch-check check-upstream check-unit check-install check-security 
 # ---------------------------------------------------------------------------
 
 clean:
-	rm -rf $(HPN_DIR) $(STOCK_DIR) $(B)/dev $(B)/patch-check $(LOGS)
+	rm -rf $(HPN_DIR) $(STOCK_DIR) $(SITE_DIR) $(STOCK_SITE_DIR) $(B)/dev $(B)/patch-check $(LOGS)
 	@$(MAKE) --no-print-directory -C tests/unit clean
 
 # Also forgets the downloaded (verified) tarballs.

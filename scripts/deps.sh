@@ -1,5 +1,5 @@
 #!/bin/bash
-# deps.sh check build|pkg|test|bench   or   deps.sh install [build|pkg|test|bench|all]
+# deps.sh check build|pkg|site|test|bench   or   deps.sh install [build|pkg|site|test|bench|all]
 #
 # What the build, the packages and the tests need from a Debian/Ubuntu
 # machine, checked by the command or file each package provides.  "install"
@@ -26,13 +26,21 @@ libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
 libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
 krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit"
 bench_pkgs="gnuplot-nox:gnuplot jq:jq"
+# The site flavours (sshd with PAM and Kerberos) and their security tests:
+# a KDC of the test's own (krb5kdc, kdb5_util, kadmin.local, kinit) and a
+# GSSAPI client (python3-gssapi).
+site_pkgs="libpam0g-dev:/usr/include/security/pam_appl.h
+libkrb5-dev:krb5-config krb5-kdc:/usr/sbin/krb5kdc
+krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit
+python3-gssapi:/usr/lib/python3/dist-packages/gssapi/__init__.py"
 
 want() {
 	case "$1" in
 	build) echo "$build_pkgs" ;;
 	pkg) echo "$build_pkgs $pkg_pkgs" ;;
-	test) echo "$build_pkgs $pkg_pkgs $test_pkgs" ;;
-	bench|all) echo "$build_pkgs $pkg_pkgs $test_pkgs $bench_pkgs" ;;
+	site) echo "$build_pkgs $site_pkgs" ;;
+	test) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs" ;;
+	bench|all) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs $bench_pkgs" ;;
 	*) echo "deps.sh: unknown set $1" >&2; exit 2 ;;
 	esac
 }
@@ -83,7 +91,7 @@ install)
 	apt-get install -y -q --no-install-recommends $m
 	;;
 *)
-	echo "usage: $0 check build|pkg|test|bench | install [build|pkg|test|bench|all]" >&2
+	echo "usage: $0 check build|pkg|site|test|bench | install [build|pkg|site|test|bench|all]" >&2
 	exit 2
 	;;
 esac

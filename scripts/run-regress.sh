@@ -7,7 +7,10 @@
 #   hpn            our regress tests (tests/regress/*.sh, in OpenSSH's
 #                  style: they run under regress/test-exec.sh)
 #   security       the tests of our security fixes (tests/security/*.sh,
-#                  the same way; each also shows the flaw on STOCK_TREE)
+#                  the same way; each also shows the flaw on STOCK_TREE).
+#                  Those of PAM and GSSAPI code run the site builds named
+#                  by HPN_SITE_TREE and HPN_STOCK_SITE_TREE in the
+#                  environment (make check-security sets them).
 #
 # Output goes to LOGDIR/regress-MODE.log; progress and every skipped test
 # with its reason are printed; on failure the failed-*.log files are shown.
@@ -48,7 +51,7 @@ hpn|security)
 	esac
 	for t in $glob; do
 		[ -e "$t" ] || continue
-		[ "$(basename "$t")" != lib.sh ] || continue
+		grep -q '^tid=' "$t" || continue	# helpers (lib.sh, kdc.sh)
 		cp "$t" regress/
 		ours="$ours $(basename "$t" .sh)"
 	done

@@ -16,8 +16,8 @@
 
 # sec_stock_version: "10.3p1" of the stock build, or nothing.
 sec_stock_version() {
-	[ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/ssh" ] || return 0
-	$HPN_STOCK_TREE/ssh -V 2>&1 | sed -n 's/^OpenSSH_\([0-9.]*p[0-9]*\).*/\1/p'
+	[ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ] || return 0
+	$HPN_STOCK_TREE/sshd -V 2>&1 | sed -n 's/^OpenSSH_\([0-9.]*p[0-9]*\).*/\1/p'
 }
 
 # sec_older A B: release A is older than release B.
@@ -55,6 +55,37 @@ sec_proxy() {
 	echo "proxycommand `sec_sshd $_f` -i -f $_s" >> $_c
 }
 
+# The site builds (sshd with PAM and GSSAPI; make site, make stock-site):
+# tests of code compiled only with those run them instead of the hpn and
+# stock builds.  sec_site_start makes sec_run use the stock site build as
+# "stock"; sec_site FLAVOUR names FLAVOUR's site tree.
+sec_site_start() {
+	[ -n "$HPN_SITE_TREE" ] && [ -x "$HPN_SITE_TREE/sshd" ] ||
+		fatal "$tid: no site build (HPN_SITE_TREE; make check-security builds it)"
+	HPN_STOCK_TREE=$HPN_STOCK_SITE_TREE
+}
+
+sec_site() {
+	case "$1" in
+	stock)	echo $HPN_STOCK_SITE_TREE ;;
+	*)	echo $HPN_SITE_TREE ;;
+	esac
+}
+
+# sec_site_config FLAVOUR NAME [CONFIG LINES...]: writes
+# $OBJ/sshd_NAME.FLAVOUR, test-exec's sshd_proxy with the helpers of
+# FLAVOUR's site build, any Subsystem line removed, then the given lines.
+sec_site_config() {
+	_t=`sec_site $1` _s=$OBJ/sshd_$2.$1
+	shift 2
+	sed -e "s|$SSHD_SESSION|$_t/sshd-session|" \
+	    -e "s|$SSHD_AUTH|$_t/sshd-auth|" $OBJ/sshd_proxy |
+	    grep -iv '^[[:space:]]*subsystem[[:space:]]' > $_s
+	for _l in "$@"; do
+		echo "$_l" >> $_s
+	done
+}
+
 sec_run() {
 	_fn=$1
 	[ -n "$fixed_in" ] || fatal "$tid: fixed_in is not set"
@@ -71,4 +102,53 @@ sec_run() {
 	else
 		verbose "$tid: stock $_v includes upstream's fix ($fixed_in): stock not run"
 	fi
+}
+
+# sec_netns_start NAME: a network namespace of the test's own ($SEC_NS),
+# deleted when the test exits.  The tunnel tests run client and server in
+# it, so that the tun(4) devices both open live and die there.  Needs root
+# and /dev/net/tun; skips (with the reason) without them.
+sec_netns_start() {
+	[ "`id -u`" = 0 ] || skip "$tid: needs root (network namespace, tun devices)"
+	[ -c /dev/net/tun ] || skip "$tid: no /dev/net/tun"
+	command -v ip >/dev/null || fatal "ip (iproute2) is needed (make deps)"
+	SEC_NS=hpnsec-$1-$$
+	ip netns add $SEC_NS || fatal "ip netns add $SEC_NS failed"
+	trap 'ip netns delete $SEC_NS 2>/dev/null' EXIT
+	trap 'exit 1' HUP TERM
+	ip -n $SEC_NS link set lo up || fatal "no loopback in $SEC_NS"
+}
+
+# sec_tun FLAVOUR NAME: our client asks FLAVOUR's sshd (sec_proxy NAME)
+# for a point-to-point tunnel, both inside $SEC_NS.  Prints "open tunN"
+# when the server opened device tunN (the session's SSH_TUNNEL), or
+# "rejected" when it refused tunnel forwarding; anything else returns 1
+# with the client's output on stderr.  An open tunnel keeps the
+# connection up after the command: the client is ended once it has
+# printed, or after 60 s.
+sec_tun() {
+	_o=$OBJ/sec-tun.$2.$1
+	rm -f $_o.out $_o.err
+	ip netns exec $SEC_NS ${REAL_SSH} -F $OBJ/ssh_$2.$1 -v \
+	    -o Tunnel=point-to-point -w any:any -o ExitOnForwardFailure=yes \
+	    somehost 'echo "tunnel=$SSH_TUNNEL"' > $_o.out 2> $_o.err < /dev/null &
+	_p=$!
+	_i=0
+	while kill -0 $_p 2>/dev/null && ! grep -q '^tunnel=' $_o.out; do
+		_i=`expr $_i + 1`
+		[ $_i -lt 600 ] || break
+		sleep 0.1
+	done
+	kill $_p 2>/dev/null
+	wait $_p 2>/dev/null
+	_t=`sed -n 's/^tunnel=\(tun[0-9][0-9]*\)$/\1/p' $_o.out`
+	if [ -n "$_t" ]; then
+		echo "open $_t"
+	elif grep -q "Server has rejected tunnel device forwarding" $_o.err; then
+		echo rejected
+	else
+		cat $_o.out $_o.err >&2
+		return 1
+	fi
+	rm -f $_o.out $_o.err
 }
