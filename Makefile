@@ -1,11 +1,11 @@
 # HPN patch set for OpenSSH portable: top-level build.
 #
 #   make                  fetch, verify, patch, configure and build the hpn suite
-#   make stock            the same tarball and security fixes, without our series
+#   make stock            the same pristine tarball, without our series
 #   make site, stock-site sshd of each with PAM and Kerberos (for check-security)
-#   make check            unit, HPN regress, OpenSSH's full suite, interop,
-#                         package, ASan/UBSan and TSan (what CI runs)
-#   make check-quick      unit, HPN regress and a subset of OpenSSH's t-exec
+#   make check            unit, security fixes, HPN regress, OpenSSH's full suite,
+#                         interop, package, ASan/UBSan and TSan (what CI runs)
+#   make check-quick      unit, security, HPN regress and a subset of OpenSSH's t-exec
 #   make demo             the main job: stock scp vs hpnscp on a 1 Gbit/s, 50 ms path
 #   make bench            HPN vs stock vs iperf3 over RTTs, ciphers, modes (hours)
 #   make bench-quick      the same at 50 ms, aes128-gcm, 256 MiB (~8 min)
