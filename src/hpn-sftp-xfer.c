@@ -1789,6 +1789,27 @@ parse_status(struct sshbuf *m, u_char type, u_int *status)
 		fatal_fr(r, "parse status");
 }
 
+/* All of data at off, or the errno that stopped it. */
+static int
+pwrite_all(int fd, const u_char *data, size_t len, u_int64_t off)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = pwrite(fd, data, len, (off_t)off);
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == -1)
+			return errno;
+		if (n == 0)
+			return ENOSPC;
+		data += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
 static void
 reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 {
@@ -1899,9 +1920,9 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		if (len > q->len)
 			fatal("Received more data than asked for "
 			    "%zu > %u", len, q->len);
-		if (f->fd != -1 && f->werrno == 0 && len > 0 &&
-		    (pwrite(f->fd, data, len, (off_t)q->off) != (ssize_t)len)) {
-			f->werrno = errno == 0 ? EIO : errno;
+		if (f->fd != -1 && f->werrno == 0 &&
+		    (r = pwrite_all(f->fd, data, len, q->off)) != 0) {
+			f->werrno = r;
 			f->failed = 1;
 		}
 		if (f->werrno == 0)
@@ -2312,8 +2333,6 @@ job_start(struct xrun *x, struct xjob *j)
 			x->jobs_left--;
 			return;
 		}
-		if (j->print_flag && j->print_flag != SFTP_PROGRESS_ONLY)
-			mprintf("Entering %s\n", j->src);
 		stat_to_attrib(&sb, &a);
 		dir_new_put(x, j, NULL, j->src, j->dst, &a, 0);
 		break;
