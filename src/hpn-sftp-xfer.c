@@ -605,6 +605,7 @@ struct xfile {
 	u_int wstatus;			/* put: remote write error */
 	int close_failed;
 	int skip;			/* not one to copy after all */
+	int sized;			/* put: its size went out (inplace) */
 	u_int64_t counted;		/* get: bytes of it in the total */
 	mode_t mode;
 };
@@ -1153,6 +1154,7 @@ put_pump(struct xrun *x, struct xfile *f)
 		attrib_clear(&t);
 		t.flags = SSH2_FILEXFER_ATTR_SIZE;
 		t.size = stop ? f->rd.highwater : f->off;
+		f->sized = !stop;
 		debug("truncating \"%s\" at %llu", f->dst,
 		    (unsigned long long)t.size);
 		q = req_new(x, XR_FSETSTAT, f, NULL);
@@ -1253,7 +1255,7 @@ file_finish(struct xrun *x, struct xfile *f)
 			    fx2txt(f->wstatus));
 			ret = -1;
 			if (f->job->inplace && f->step == F_CLOSED &&
-			    f->rd.maxack > f->rd.highwater) {
+			    f->sized && f->off > f->rd.highwater) {
 				/* the size went before the error came back */
 				attrib_clear(&t);
 				t.flags = SSH2_FILEXFER_ATTR_SIZE;

@@ -2,7 +2,7 @@
 """SFTP proxy for the hpn-sftp-tree regress test.
 
   hpn-sftp-proxy.py --report FILE [--handles N | --no-limits]
-      [--delay SECONDS] -- SERVER [ARGS...]
+      [--delay SECONDS] [--inject NAME] -- SERVER [ARGS...]
 
 Runs SERVER (an sftp-server) and relays SFTP packets between it and its
 own stdin/stdout (the client: sftp -D, scp -D), watching them:
@@ -18,6 +18,9 @@ own stdin/stdout (the client: sftp -D, scp -D), watching them:
             reply says N; --no-limits: the server appears to have no limits
             extension, the client's default applies, checked against
             --default-handles).
+
+  inject    (a misbehaving server) NAME is added to the first directory
+            listing, as a regular file of 1 byte.
 
 The report (FILE, written at the end): "key value" lines: max_depth,
 max_handles, allowed, over (times above allowed), requests, opens,
@@ -36,7 +39,8 @@ import threading
 import time
 
 INIT, VERSION, OPEN, CLOSE, OPENDIR = 1, 2, 3, 4, 11
-STATUS, HANDLE, EXTENDED, EXTENDED_REPLY = 101, 102, 200, 201
+STATUS, HANDLE, NAME, EXTENDED, EXTENDED_REPLY = 101, 102, 104, 200, 201
+READDIR = 12
 OP_UNSUPPORTED = 8
 
 NAMES = {1: "INIT", 3: "OPEN", 4: "CLOSE", 5: "READ", 6: "WRITE", 7: "LSTAT",
@@ -54,6 +58,7 @@ def parse():
     p.add_argument("--default-handles", type=int, default=64)
     p.add_argument("--delay", type=float, default=0.2)
     p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--inject", default=None)
     p.add_argument("server", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.server and a.server[0] == "--":
@@ -156,6 +161,14 @@ class State:
             h = self.close_of.pop(rid, None)
             if t == STATUS and struct.unpack(">I", body[5:9])[0] == 0:
                 self.open.discard(h)
+        if k == READDIR and t == NAME and self.a.inject is not None:
+            n = self.a.inject.encode()
+            (count,) = struct.unpack(">I", body[5:9])
+            # flags SIZE|PERMISSIONS, size 1, a regular file, mode 0644
+            body = (body[:5] + struct.pack(">I", count + 1) + body[9:] +
+                    struct.pack(">I", len(n)) + n + struct.pack(">I", len(n)) +
+                    n + struct.pack(">IQI", 0x5, 1, 0o100644))
+            self.a.inject = None
         if rid == self.limits_id and t == EXTENDED_REPLY:
             if self.a.no_limits:
                 body = (bytes([STATUS]) + body[1:5] +
