@@ -13,6 +13,10 @@
  *	    when the size was first seen above 0, and when it reached SIZE
  *	    (0 if it never did).
  *
+ *	meter watchtree DIR SIZE TIMEOUT_S TIMES
+ *	    The same for a tree: the sizes of all regular files under DIR
+ *	    (symbolic links not followed), summed every 5 ms.
+ *
  *	meter run OUT -- CMD [ARG...]
  *	    Run CMD as a child subreaper: every descendant, also one orphaned
  *	    by its parent, is reaped here, so that their CPU time and peak
@@ -73,6 +77,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: meter recv -o FILE -t TIMES\n"
 	    "       meter watch FILE SIZE TIMEOUT_S TIMES\n"
+	    "       meter watchtree DIR SIZE TIMEOUT_S TIMES\n"
 	    "       meter relay [-l] ADDR PORT\n"
 	    "       meter run [-T THREADS] OUT -- CMD [ARG...]\n");
 	exit(2);
@@ -240,6 +245,78 @@ cmd_watch(int argc, char **argv)
 			if (first == 0)
 				first = now_ns();
 			if (st.st_size >= size) {
+				done = now_ns();
+				break;
+			}
+		}
+		nanosleep(&tick, NULL);
+	}
+	snprintf(line, sizeof(line), "%llu %llu %lld\n",
+	    (unsigned long long)first, (unsigned long long)done, seen);
+	return write_result(argv[4], line) == 0 ? 0 : 1;
+}
+
+/* The sizes of the regular files under dir (at most 64 levels). */
+static long long
+tree_bytes(int dirfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	long long n = 0;
+	int fd;
+
+	if (depth > 64 || (d = fdopendir(dirfd)) == NULL) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			n += st.st_size;
+		else if (S_ISDIR(st.st_mode) && (fd = openat(dirfd, de->d_name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) != -1)
+			n += tree_bytes(fd, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+cmd_watchtree(int argc, char **argv)
+{
+	struct timespec tick = { 0, 5000000 };	/* 5 ms */
+	struct sigaction sa;
+	uint64_t first = 0, done = 0, deadline;
+	long long size, seen = 0, n;
+	char line[256], *end;
+	double timeout;
+	int fd;
+
+	if (argc != 5)
+		usage();
+	size = strtoll(argv[2], &end, 10);
+	if (*end != '\0' || size <= 0)
+		usage();
+	timeout = strtod(argv[3], &end);
+	if (*end != '\0' || timeout <= 0)
+		usage();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	deadline = now_ns() + (uint64_t)(timeout * 1e9);
+	while (!got_signal && now_ns() < deadline) {
+		if ((fd = open(argv[1], O_RDONLY | O_DIRECTORY)) != -1 &&
+		    (n = tree_bytes(fd, 0)) > 0) {
+			seen = n;
+			if (first == 0)
+				first = now_ns();
+			if (n >= size) {
 				done = now_ns();
 				break;
 			}
@@ -611,6 +688,8 @@ main(int argc, char **argv)
 		return cmd_recv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "watch") == 0)
 		return cmd_watch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "watchtree") == 0)
+		return cmd_watchtree(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "relay") == 0)

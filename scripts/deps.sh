@@ -14,7 +14,7 @@ iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
 openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py"
-bench_pkgs="gnuplot-nox:gnuplot jq:jq"
+bench_pkgs="gnuplot-nox:gnuplot jq:jq rsync:rsync"
 
 want() {
 	case "$1" in

@@ -50,6 +50,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -88,7 +89,38 @@ extern int showprogress;
 #define X_DATA_REQS	4		/* data requests out: nreq times this */
 
 /* ------------------------------------------------------------------ */
-/* the connection: early requests, prefetched stats */
+/* the connection: requests that ride with INIT */
+
+/*
+ * What goes with INIT besides the limits request: scp knows the remote path
+ * it will look at first, and what it will do there.
+ *  - a download: LSTAT and STAT of the source (its glob, then the engine);
+ *    with -r also REALPATH and OPENDIR (failing harmlessly on a file).
+ *  - an upload: STAT of the target (is it a directory?) and, for the first
+ *    source, the request upstream makes next when it is one: MKDIR of
+ *    target/name (with -r) or OPEN of target/name (a file).  Both can only
+ *    succeed where target is a directory, that is exactly where upstream
+ *    makes the same request a round trip later; elsewhere they fail and
+ *    change nothing.  The local file is opened first (and kept), so that a
+ *    source upstream could not read creates nothing remote.
+ * Each answer is used once, by the lookup or the transfer it stands for;
+ * a handle no transfer takes is closed by the next engine run.
+ */
+enum {
+	E_LIMITS, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_PREAL, E_MKDIR,
+	E_PSTAT, E_OPEN, E_MAX
+};
+
+struct early {
+	u_int id;			/* 0: not asked */
+	int done;			/* answered */
+	int used;
+	u_int status;			/* SSH2_FX_OK: it gave what was asked */
+	Attrib a;
+	char *str;			/* REALPATH */
+	u_char *handle;
+	size_t hlen;
+};
 
 struct hpn_sftp {
 	int fd_in, fd_out;
@@ -97,42 +129,106 @@ struct hpn_sftp {
 	u_int rbuflen, wbuflen, nreq;
 	u_int64_t open_handles;		/* the server's figure, 0: none */
 	int upstream;			/* -l: upstream's code does it all */
-	u_int limits_id;
-	char *pf_path;			/* prefetched: [0] lstat, [1] stat */
-	u_int pf_id[2];
-	int pf_have[2];
-	u_int pf_status[2];
-	Attrib pf_attr[2];
+	struct early e[E_MAX];
+	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
+	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
+	int put_fd;
+	int put_preserve;
 };
 
-static char *prefetch_path;
-static int prefetch_lstat;
+static struct {
+	char *path;
+	int lstat, getdir;
+	char *put_src, *put_dst;
+	int put_dir, put_fd, put_preserve;
+	Attrib put_a;
+} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, { 0 } };
 
-/*
- * scp: the remote path it will stat (and, for a download, lstat) first.
- * Asked for with INIT; a lookup of exactly this path is answered once from
- * the reply.  Paths that need expanding or globbing are not prefetched.
- */
-void
-hpn_sftp_prefetch(const char *path, int want_lstat)
+static void
+prefetch_clear(void)
 {
-	free(prefetch_path);
-	prefetch_path = NULL;
-	if (path == NULL)
-		return;
-	/* upstream's prepare_remote_path(), without ~user */
+	free(pf.path);
+	free(pf.put_src);
+	free(pf.put_dst);
+	if (pf.put_fd != -1)
+		close(pf.put_fd);
+	memset(&pf, 0, sizeof(pf));
+	pf.put_fd = -1;
+}
+
+/* upstream's prepare_remote_path(), without ~user (NULL) */
+static const char *
+prepare_path(const char *path)
+{
 	if (*path == '\0' || strcmp(path, "~") == 0)
-		path = ".";
-	else if (strncmp(path, "~/", 2) == 0) {
+		return ".";
+	if (strncmp(path, "~/", 2) == 0) {
 		path += 2 + strspn(path + 2, "/");
-		if (*path == '\0')
-			path = ".";
-	} else if (*path == '~')
+		return *path == '\0' ? "." : path;
+	}
+	return *path == '~' ? NULL : path;
+}
+
+/* scp, before it connects to download src (recursive: -r). */
+void
+hpn_sftp_prefetch_get(const char *src, int recursive)
+{
+	const char *p;
+
+	prefetch_clear();
+	if ((p = prepare_path(src)) == NULL || strpbrk(p, "*?[\\") != NULL)
+		return;		/* globbed or expanded: nothing known */
+	pf.path = xstrdup(p);
+	pf.lstat = 1;
+	pf.getdir = recursive;
+}
+
+/* scp, before it connects to upload src to targ. */
+void
+hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
+    int preserve)
+{
+	const char *p;
+	char *tmp, *name;
+	struct stat sb;
+
+	prefetch_clear();
+	if ((p = prepare_path(targ)) == NULL)
 		return;
-	if (want_lstat && strpbrk(path, "*?[\\") != NULL)
+	pf.path = xstrdup(p);
+	if (stat(src, &sb) == -1)
 		return;
-	prefetch_path = xstrdup(path);
-	prefetch_lstat = want_lstat;
+	tmp = xstrdup(src);
+	name = basename(tmp);
+	if (name == NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strcmp(name, "/") == 0 ||
+	    (!S_ISREG(sb.st_mode) && !(S_ISDIR(sb.st_mode) && recursive))) {
+		free(tmp);
+		return;
+	}
+	if (S_ISREG(sb.st_mode) &&
+	    ((pf.put_fd = open(src, O_RDONLY)) == -1 ||
+	    fstat(pf.put_fd, &sb) == -1 || !S_ISREG(sb.st_mode))) {
+		if (pf.put_fd != -1)
+			close(pf.put_fd);
+		pf.put_fd = -1;
+		free(tmp);
+		return;
+	}
+	pf.put_dir = S_ISDIR(sb.st_mode);
+	pf.put_src = xstrdup(src);
+	pf.put_dst = sftp_path_append(pf.path, name);
+	pf.put_preserve = preserve;
+	/* the attributes upstream's OPEN or MKDIR sends */
+	stat_to_attrib(&sb, &pf.put_a);
+	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	pf.put_a.perm &= pf.put_dir ? 01777 : 0777;
+	if (!preserve)
+		pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	if (pf.put_dir)
+		pf.put_a.perm |= (S_IWUSR|S_IXUSR);
+	free(tmp);
 }
 
 struct hpn_sftp *
@@ -145,6 +241,7 @@ hpn_sftp_attach(int fd_in, int fd_out, u_int *msg_id)
 	h->fd_out = fd_out;
 	h->msg_id = msg_id;
 	h->version = SSH2_FILEXFER_VERSION;
+	h->put_fd = -1;
 	return h;
 }
 
@@ -171,47 +268,82 @@ frame_end(struct sshbuf *b, size_t start)
 	POKE_U32(sshbuf_mutable_ptr(b) + start, len);
 }
 
+/* A path request, with attributes (a) and open flags (pflags) or not. */
 static void
-frame_path(struct sshbuf *b, u_char type, u_int id, const char *path)
+frame_path(struct sshbuf *b, u_char type, u_int id, const char *path,
+    const Attrib *a, u_int pflags)
 {
 	size_t start = frame_start(b, type, id);
 	int r;
 
-	if ((r = sshbuf_put_cstring(b, path)) != 0)
+	if ((r = sshbuf_put_cstring(b, path)) != 0 ||
+	    (type == SSH2_FXP_OPEN && (r = sshbuf_put_u32(b, pflags)) != 0) ||
+	    (a != NULL && (r = encode_attrib(b, a)) != 0))
 		fatal_fr(r, "compose");
 	frame_end(b, start);
 }
 
-/* With INIT: the limits request, the prefetched stats. */
+static void
+early_path(struct hpn_sftp *h, struct sshbuf *b, int kind, u_char type,
+    const char *path, const Attrib *a, u_int pflags)
+{
+	h->e[kind].id = (*h->msg_id)++;
+	frame_path(b, type, h->e[kind].id, path, a, pflags);
+	debug3_f("T:%u I:%u P:%s with INIT", type, h->e[kind].id, path);
+}
+
+/* With INIT: the limits request, and what scp will ask first. */
 void
-hpn_sftp_early_send(struct hpn_sftp *h)
+hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 {
 	struct sshbuf *b;
 	size_t start;
-	int r, i;
+	int r;
 
 	if ((b = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
-	h->limits_id = (*h->msg_id)++;
-	start = frame_start(b, SSH2_FXP_EXTENDED, h->limits_id);
+	h->e[E_LIMITS].id = (*h->msg_id)++;
+	start = frame_start(b, SSH2_FXP_EXTENDED, h->e[E_LIMITS].id);
 	if ((r = sshbuf_put_cstring(b, "limits@openssh.com")) != 0)
 		fatal_fr(r, "compose");
 	frame_end(b, start);
-	if (prefetch_path != NULL) {
-		h->pf_path = prefetch_path;
-		prefetch_path = NULL;
-		for (i = prefetch_lstat ? 0 : 1; i < 2; i++) {
-			h->pf_id[i] = (*h->msg_id)++;
-			frame_path(b, i == 0 ? SSH2_FXP_LSTAT : SSH2_FXP_STAT,
-			    h->pf_id[i], h->pf_path);
+	if (pf.path != NULL) {
+		h->pf_path = pf.path;
+		pf.path = NULL;
+		if (pf.lstat)
+			early_path(h, b, E_LSTAT, SSH2_FXP_LSTAT, h->pf_path,
+			    NULL, 0);
+		early_path(h, b, E_STAT, SSH2_FXP_STAT, h->pf_path, NULL, 0);
+		/* handles and changes only for the engine (not with -l) */
+		if (pf.getdir && !limited) {
+			early_path(h, b, E_REAL, SSH2_FXP_REALPATH,
+			    h->pf_path, NULL, 0);
+			early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR,
+			    h->pf_path, NULL, 0);
 		}
 	}
+	if (pf.put_dst != NULL && !limited) {
+		h->put_src = pf.put_src;
+		h->put_dst = pf.put_dst;
+		h->put_fd = pf.put_fd;
+		h->put_preserve = pf.put_preserve;
+		pf.put_src = pf.put_dst = NULL;
+		pf.put_fd = -1;
+		if (pf.put_dir) {
+			early_path(h, b, E_PREAL, SSH2_FXP_REALPATH,
+			    h->put_dst, NULL, 0);
+			early_path(h, b, E_MKDIR, SSH2_FXP_MKDIR, h->put_dst,
+			    &pf.put_a, 0);
+			early_path(h, b, E_PSTAT, SSH2_FXP_STAT, h->put_dst,
+			    NULL, 0);
+		} else
+			early_path(h, b, E_OPEN, SSH2_FXP_OPEN, h->put_dst,
+			    &pf.put_a, SSH2_FXF_WRITE | SSH2_FXF_CREAT);
+	}
+	prefetch_clear();
 	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
 	    sshbuf_len(b)) != sshbuf_len(b))
 		fatal("Couldn't send packet: %s", strerror(errno));
-	debug3_f("limits request I:%u%s%s sent with INIT", h->limits_id,
-	    h->pf_path != NULL ? ", stat of " : "",
-	    h->pf_path != NULL ? h->pf_path : "");
 	sshbuf_free(b);
 }
 
@@ -237,6 +369,50 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 		fatal("Connection closed");
 }
 
+/* One reply to an early request (not limits). */
+static void
+early_reply(struct early *e, u_char type, struct sshbuf *m)
+{
+	char *longname;
+	u_int count;
+	int r;
+
+	e->done = 1;
+	e->status = SSH2_FX_FAILURE;
+	switch (type) {
+	case SSH2_FXP_STATUS:
+		if ((r = sshbuf_get_u32(m, &e->status)) != 0)
+			fatal_fr(r, "parse status");
+		break;
+	case SSH2_FXP_ATTRS:
+		if ((r = decode_attrib(m, &e->a)) != 0)
+			error_fr(r, "decode_attrib");
+		else
+			e->status = SSH2_FX_OK;
+		break;
+	case SSH2_FXP_HANDLE:
+		if ((r = sshbuf_get_string(m, &e->handle, &e->hlen)) != 0)
+			fatal_fr(r, "parse handle");
+		e->status = SSH2_FX_OK;
+		break;
+	case SSH2_FXP_NAME:
+		if ((r = sshbuf_get_u32(m, &count)) != 0)
+			fatal_fr(r, "parse count");
+		if (count != 1)
+			fatal("Got multiple names (%d) from SSH2_FXP_REALPATH",
+			    count);
+		if ((r = sshbuf_get_cstring(m, &e->str, NULL)) != 0 ||
+		    (r = sshbuf_get_cstring(m, &longname, NULL)) != 0 ||
+		    (r = decode_attrib(m, &e->a)) != 0)
+			fatal_fr(r, "parse filename/attrib");
+		free(longname);
+		e->status = SSH2_FX_OK;
+		break;
+	default:
+		fatal("Unexpected reply type %u to an early request", type);
+	}
+}
+
 /*
  * After VERSION: the replies to hpn_sftp_early_send().  0: limits filled
  * in; 1: the server does not have the extension (its reply, an error
@@ -248,61 +424,44 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 {
 	struct sshbuf *m;
 	u_char type;
-	u_int id, status, n, got;
+	u_int id, n = 0, got;
 	int r, i, ret = 1;
 
 	if ((m = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
-	n = 1 + (h->pf_id[0] != 0) + (h->pf_id[1] != 0);
+	for (i = 0; i < E_MAX; i++)
+		n += h->e[i].id != 0;
 	for (got = 0; got < n; got++) {
 		recv_blocking(h, m);
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
 			fatal_fr(r, "parse");
-		if (id == h->limits_id) {
-			if (type != SSH2_FXP_EXTENDED_REPLY) {
-				debug_f("limits: expected "
-				    "SSH2_FXP_EXTENDED_REPLY(%u), got %u",
-				    SSH2_FXP_EXTENDED_REPLY, type);
-				ret = has_limits ? -1 : 1;
-				continue;
-			}
-			memset(limits, 0, sizeof(*limits));
-			if ((r = sshbuf_get_u64(m,
-			    &limits->packet_length)) != 0 ||
-			    (r = sshbuf_get_u64(m,
-			    &limits->read_length)) != 0 ||
-			    (r = sshbuf_get_u64(m,
-			    &limits->write_length)) != 0 ||
-			    (r = sshbuf_get_u64(m,
-			    &limits->open_handles)) != 0)
-				fatal_fr(r, "parse limits");
-			if (has_limits) {
-				h->open_handles = limits->open_handles;
-				ret = 0;
-			}
+		for (i = 0; i < E_MAX; i++)
+			if (h->e[i].id == id && !h->e[i].done)
+				break;
+		if (i == E_MAX)
+			fatal("ID mismatch (%u != %u)", id, h->e[E_LIMITS].id);
+		if (i != E_LIMITS) {
+			early_reply(&h->e[i], type, m);
 			continue;
 		}
-		for (i = 0; i < 2; i++)
-			if (h->pf_id[i] != 0 && id == h->pf_id[i])
-				break;
-		if (i == 2)
-			fatal("ID mismatch (%u != %u)", id, h->limits_id);
-		h->pf_have[i] = 1;
-		if (type == SSH2_FXP_STATUS) {
-			if ((r = sshbuf_get_u32(m, &status)) != 0)
-				fatal_fr(r, "parse status");
-			h->pf_status[i] = status == SSH2_FX_OK ?
-			    SSH2_FX_FAILURE : status;
-		} else if (type == SSH2_FXP_ATTRS) {
-			if ((r = decode_attrib(m, &h->pf_attr[i])) != 0) {
-				error_fr(r, "decode_attrib");
-				h->pf_have[i] = 0;
-			} else
-				h->pf_status[i] = SSH2_FX_OK;
-		} else
-			fatal("Expected SSH2_FXP_ATTRS(%u) packet, got %u",
-			    SSH2_FXP_ATTRS, type);
+		h->e[i].done = 1;
+		if (type != SSH2_FXP_EXTENDED_REPLY) {
+			debug_f("limits: expected SSH2_FXP_EXTENDED_REPLY(%u), "
+			    "got %u", SSH2_FXP_EXTENDED_REPLY, type);
+			ret = has_limits ? -1 : 1;
+			continue;
+		}
+		memset(limits, 0, sizeof(*limits));
+		if ((r = sshbuf_get_u64(m, &limits->packet_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->read_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->write_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->open_handles)) != 0)
+			fatal_fr(r, "parse limits");
+		if (has_limits) {
+			h->open_handles = limits->open_handles;
+			ret = 0;
+		}
 	}
 	sshbuf_free(m);
 	return ret;
@@ -322,6 +481,51 @@ hpn_sftp_settle(struct hpn_sftp *h, u_int version, u_int rbuflen,
 	    h->upstream ? ", limited: upstream's transfers" : "");
 }
 
+/* Equal paths, but for trailing slashes ("dir/" from a glob, "dir"). */
+static int
+same_path(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* The early answer for kind about path, taken or not (NULL: none). */
+static struct early *
+early_peek(struct hpn_sftp *h, int kind, const char *path)
+{
+	struct early *e;
+	const char *want;
+
+	if (h == NULL || (e = &h->e[kind])->id == 0 || !e->done)
+		return NULL;
+	want = kind >= E_PREAL ? h->put_dst : h->pf_path;
+	if (want == NULL || path == NULL || !same_path(path, want))
+		return NULL;
+	return e;
+}
+
+/* An early answer for kind about path, not taken yet: take it. */
+static struct early *
+early_take(struct hpn_sftp *h, int kind, const char *path)
+{
+	struct early *e;
+
+	if ((e = early_peek(h, kind, path)) == NULL || e->used)
+		return NULL;
+	if (kind == E_LSTAT || kind == E_STAT) {
+		/* lookups: only the very path asked for */
+		if (strcmp(path, h->pf_path) != 0)
+			return NULL;
+	}
+	e->used = 1;
+	return e;
+}
+
 /*
  * sftp_stat()/sftp_lstat() (lstat nonzero): the prefetched answer for path,
  * once.  Returns 1 with *ret set (as upstream's, messages included), or 0.
@@ -330,32 +534,42 @@ int
 hpn_sftp_cached_stat(struct hpn_sftp *h, const char *path, int lstat,
     int quiet, struct Attrib *a, int *ret)
 {
-	int i = lstat ? 0 : 1;
+	struct early *e;
 
-	if (h == NULL || h->pf_path == NULL || !h->pf_have[i] ||
-	    strcmp(path, h->pf_path) != 0)
+	if (h == NULL ||
+	    (e = early_take(h, lstat ? E_LSTAT : E_STAT, path)) == NULL)
 		return 0;
-	h->pf_have[i] = 0;
 	debug3_f("%s \"%s\" answered with INIT", lstat ? "lstat" : "stat",
 	    path);
-	if (h->pf_status[i] != SSH2_FX_OK) {
+	if (e->status != SSH2_FX_OK) {
 		if (quiet)
-			debug("stat remote: %s", fx2txt(h->pf_status[i]));
+			debug("stat remote: %s", fx2txt(e->status));
 		else
-			error("stat remote: %s", fx2txt(h->pf_status[i]));
+			error("stat remote: %s", fx2txt(e->status));
 		*ret = -1;
 		return 1;
 	}
 	if (a != NULL)
-		*a = h->pf_attr[i];
+		*a = e->a;
 	*ret = 0;
 	return 1;
 }
 
 static void
-cache_drop(struct hpn_sftp *h)
+early_free(struct hpn_sftp *h)
 {
-	h->pf_have[0] = h->pf_have[1] = 0;
+	int i;
+
+	for (i = 0; i < E_MAX; i++) {
+		free(h->e[i].str);
+		free(h->e[i].handle);
+		h->e[i].str = NULL;
+		h->e[i].handle = NULL;
+		h->e[i].used = 1;
+	}
+	if (h->put_fd != -1)
+		close(h->put_fd);
+	h->put_fd = -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -560,7 +774,10 @@ hpn_sftp_detach(struct hpn_sftp *h)
 			break;
 		}
 	}
+	early_free(h);
 	free(h->pf_path);
+	free(h->put_src);
+	free(h->put_dst);
 	freezero(h, sizeof(*h));
 }
 
@@ -575,7 +792,7 @@ enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
 enum {
 	XR_OPEN, XR_READ, XR_WRITE, XR_CLOSE, XR_FSETSTAT, XR_STAT,
 	XR_REALPATH, XR_OPENDIR, XR_READDIR, XR_DCLOSE, XR_MKDIR, XR_DSTAT,
-	XR_SETSTAT, XR_FIXSIZE
+	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE
 };
 
 struct xdir;
@@ -1012,12 +1229,92 @@ get_file_ready(struct xrun *x, struct xfile *f)
 	waitq_add(x, f, 0);
 }
 
+/* put: the local file of f (fd: already open, or -1); 0 or -1 (said). */
+static int
+put_local_open(struct xrun *x, struct xfile *f, int fd)
+{
+	struct stat sb;
+
+	if ((f->fd = fd) == -1 && (f->fd = open(f->src, O_RDONLY)) == -1) {
+		error("open local \"%s\": %s", f->src, strerror(errno));
+		return -1;
+	}
+	f->opened = 1;
+	if (fstat(f->fd, &sb) == -1) {
+		error("fstat local \"%s\": %s", f->src, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		error("local \"%s\" is not a regular file", f->src);
+		return -1;
+	}
+	x->total_bytes = x->total_bytes - f->size + sb.st_size;
+	f->size = sb.st_size;
+	stat_to_attrib(&sb, &f->a);
+	f->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	f->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	f->a.perm &= 0777;
+	if (!f->job->preserve)
+		f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
+	return 0;
+}
+
+/*
+ * put: the OPEN of f that went with INIT (hpn_sftp_prefetch_put), if f is
+ * that upload: it has its handle at once.  Returns 1 when taken.
+ */
+static int
+put_early(struct xrun *x, struct xfile *f)
+{
+	struct hpn_sftp *h = x->h;
+	struct early *e;
+
+	if (h->put_src == NULL || strcmp(f->src, h->put_src) != 0 ||
+	    !f->job->inplace || f->job->preserve != h->put_preserve ||
+	    (e = early_take(h, E_OPEN, f->dst)) == NULL)
+		return 0;
+	/* the local file it opened, whatever the remote answer */
+	unlink_file(x, f);
+	f->where = Q_ACTIVE;
+	TAILQ_INSERT_TAIL(&x->active, f, qnext);
+	if (put_local_open(x, f, h->put_fd) != 0) {
+		h->put_fd = -1;
+		f->failed = 1;
+		if (e->status == SSH2_FX_OK) {
+			/* the handle goes, as the file would have */
+			f->handle = e->handle;
+			f->hlen = e->hlen;
+			e->handle = NULL;
+			x->nhandles++;
+			file_close(x, f);
+			return 1;
+		}
+		file_finish(x, f);
+		return 1;
+	}
+	h->put_fd = -1;
+	if (e->status != SSH2_FX_OK) {
+		/* ask again, now that it is known where: its own OPEN */
+		f->step = F_WAIT;
+		unlink_file(x, f);
+		waitq_add(x, f, 1);
+		return 1;
+	}
+	debug2_f("\"%s\" opened with INIT", f->dst);
+	f->handle = e->handle;
+	f->hlen = e->hlen;
+	e->handle = NULL;
+	x->nhandles++;
+	f->step = F_DATA;
+	return 1;
+}
+
 /* A file's turn for a handle: ask for it. */
 static void
 file_open(struct xrun *x, struct xfile *f)
 {
 	struct xreq *q;
-	struct stat sb;
 	Attrib junk;
 	const char *base;
 	size_t start;
@@ -1048,32 +1345,8 @@ file_open(struct xrun *x, struct xfile *f)
 		return;
 	}
 	/* put: the local file first */
-	if (!f->opened) {
-		if ((f->fd = open(f->src, O_RDONLY)) == -1) {
-			error("open local \"%s\": %s", f->src,
-			    strerror(errno));
-			goto fail;
-		}
-		f->opened = 1;
-		if (fstat(f->fd, &sb) == -1) {
-			error("fstat local \"%s\": %s", f->src,
-			    strerror(errno));
-			goto fail;
-		}
-		if (!S_ISREG(sb.st_mode)) {
-			error("local \"%s\" is not a regular file", f->src);
-			goto fail;
-		}
-		x->total_bytes = x->total_bytes - f->size + sb.st_size;
-		f->size = sb.st_size;
-		stat_to_attrib(&sb, &f->a);
-		f->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
-		f->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
-		f->a.perm &= 0777;
-		if (!f->job->preserve)
-			f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
-		hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
-	}
+	if (!f->opened && put_local_open(x, f, -1) != 0)
+		goto fail;
 	pflags = SSH2_FXF_WRITE | SSH2_FXF_CREAT |
 	    (f->job->inplace ? 0 : SSH2_FXF_TRUNC);
 	q = req_new(x, XR_OPEN, f, NULL);
@@ -1456,6 +1729,49 @@ dir_fail(struct xrun *x, struct xdir *d)
 	dir_end(x, d);
 }
 
+static void get_dir_started(struct xrun *, struct xdir *);
+static void put_dir_started(struct xrun *, struct xdir *);
+
+/* get: the REALPATH, STAT and OPENDIR that went with INIT, if d is theirs. */
+static int
+get_dir_early(struct xrun *x, struct xdir *d)
+{
+	struct early *real, *st, *op;
+
+	if ((op = early_take(x->h, E_OPENDIR, d->src)) == NULL)
+		return 0;
+	real = early_peek(x->h, E_REAL, d->src);
+	st = early_peek(x->h, E_STAT, d->src);
+	if (real != NULL && real->status == SSH2_FX_OK) {
+		free(d->src);
+		d->src = xstrdup(real->str);
+		d->real_ok = 1;
+	} else
+		d->real_ok = 0;
+	if (!d->have_a && st != NULL && st->status == SSH2_FX_OK) {
+		d->a = st->a;
+		d->stat_ok = 1;
+	}
+	if (!d->stat_ok) {
+		/* no stat (it went to a glob?): OPENDIR's answer stands */
+		op->used = 0;
+		d->real_ok = 1;
+		return 0;
+	}
+	if (op->status == SSH2_FX_OK) {
+		d->handle = op->handle;
+		d->hlen = op->hlen;
+		op->handle = NULL;
+		d->open_ok = 1;
+		x->nhandles++;
+		x->ndirh++;
+	} else
+		d->open_status = op->status;
+	debug2_f("\"%s\" opened with INIT", d->src);
+	get_dir_started(x, d);
+	return 1;
+}
+
 /* get: a directory, from a job or a listing. */
 static void
 dir_new_get(struct xrun *x, struct xjob *j, struct xdir *parent,
@@ -1471,6 +1787,8 @@ dir_new_get(struct xrun *x, struct xjob *j, struct xdir *parent,
 	}
 	d->real_ok = 1;
 	d->stat_ok = d->have_a;
+	if (d->top && get_dir_early(x, d))
+		return;
 	if (d->top) {
 		/* realpath, stat and opendir need not wait for each other */
 		d->real_ok = 0;
@@ -1596,6 +1914,36 @@ put_file_add(struct xrun *x, struct xjob *j, struct xdir *parent,
 	waitq_add(x, f, 0);
 }
 
+/* put: the REALPATH, MKDIR and STAT that went with INIT, if d is theirs. */
+static int
+put_dir_early(struct xrun *x, struct xdir *d)
+{
+	struct hpn_sftp *h = x->h;
+	struct early *real, *mk, *st;
+
+	if (h->put_src == NULL || strcmp(d->src, h->put_src) != 0 ||
+	    d->job->preserve != h->put_preserve ||
+	    (mk = early_take(h, E_MKDIR, d->dst)) == NULL)
+		return 0;
+	real = early_take(h, E_PREAL, d->dst);
+	st = early_take(h, E_PSTAT, d->dst);
+	if (real != NULL && real->status == SSH2_FX_OK) {
+		free(d->dst);
+		d->dst = xstrdup(real->str);
+	} else
+		d->real_ok = 0;
+	d->mkdir_ok = mk->status == SSH2_FX_OK;
+	if (st != NULL && st->status == SSH2_FX_OK) {
+		d->stat_ok = 1;
+		d->stat_isdir = S_ISDIR(st->a.perm);
+	} else
+		d->stat_status = st != NULL ? st->status : SSH2_FX_FAILURE;
+	debug2_f("\"%s\" made with INIT: %s", d->dst,
+	    d->mkdir_ok ? "created" : "not created");
+	put_dir_started(x, d);
+	return 1;
+}
+
 /* put: a directory to make on the server, from a job or a walk. */
 static void
 dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
@@ -1623,6 +1971,8 @@ dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
 	mk = d->a;
 	mk.perm |= (S_IWUSR|S_IXUSR);
 	d->real_ok = 1;
+	if (d->top && put_dir_early(x, d))
+		return;
 	if (d->top) {
 		d->real_ok = 0;
 		req_path(x, SSH2_FXP_REALPATH, req_new(x, XR_REALPATH,
@@ -2150,7 +2500,11 @@ reply(struct xrun *x, struct sshbuf *m)
 		reply_file(x, q, type, m);
 	else if (q->d != NULL)
 		reply_dir(x, q, type, m);
-	else {
+	else if (q->kind == XR_PFCLOSE) {
+		parse_status(m, type, &status);
+		debug2_f("unused handle of \"%s\" closed: %s", q->path,
+		    fx2txt(status));
+	} else {
 		/* SETSTAT of a finished directory or file: only errors */
 		parse_status(m, type, &status);
 		if (status != SSH2_FX_OK)
@@ -2281,6 +2635,32 @@ fd_limit(void)
 	return rl.rlim_cur == RLIM_INFINITY ? 0 : (u_int64_t)rl.rlim_cur;
 }
 
+/* Handles that went with INIT and no transfer took: closed. */
+static void
+early_close(struct xrun *x)
+{
+	struct early *e;
+	struct xreq *q;
+	int kinds[] = { E_OPENDIR, E_OPEN }, i;
+
+	for (i = 0; i < 2; i++) {
+		e = &x->h->e[kinds[i]];
+		if (e->handle == NULL)
+			continue;
+		q = req_new(x, XR_PFCLOSE, NULL, NULL);
+		q->path = xstrdup(kinds[i] == E_OPEN ? x->h->put_dst :
+		    x->h->pf_path);
+		req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
+		free(e->handle);
+		e->handle = NULL;
+		e->used = 1;
+	}
+	if (x->h->put_fd != -1) {
+		close(x->h->put_fd);
+		x->h->put_fd = -1;
+	}
+}
+
 static void
 job_start(struct xrun *x, struct xjob *j)
 {
@@ -2320,6 +2700,7 @@ job_start(struct xrun *x, struct xjob *j)
 		break;
 	case J_PUT:
 		put_file_add(x, j, NULL, j->src, j->dst, 0);
+		put_early(x, TAILQ_LAST(&x->waitq, xfiles));
 		break;
 	case J_PUTDIR:
 		if (stat(j->src, &sb) == -1) {
@@ -2376,6 +2757,7 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	/* every job's first requests go out together */
 	TAILQ_FOREACH(j, q, next)
 		job_start(&x, j);
+	early_close(&x);
 	for (;;) {
 		schedule(&x);
 		meter_draw(&x, 0);
@@ -2393,7 +2775,7 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	if (fcntl(h->fd_out, F_SETFL, fl_out) == -1 ||
 	    (fl_in != -1 && fcntl(h->fd_in, F_SETFL, fl_in) == -1))
 		fatal_f("fcntl: %s", strerror(errno));
-	cache_drop(h);
+	early_free(h);
 	while ((j = TAILQ_FIRST(q)) != NULL) {
 		TAILQ_REMOVE(q, j, next);
 		if (j->ret != 0)

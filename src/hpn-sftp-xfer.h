@@ -16,14 +16,15 @@ struct hpn_sftp;
 
 /* sftp_init: the requests that need no reply to INIT ride with it. */
 struct hpn_sftp *hpn_sftp_attach(int, int, u_int *);
-void	hpn_sftp_early_send(struct hpn_sftp *);
+void	hpn_sftp_early_send(struct hpn_sftp *, int);
 int	hpn_sftp_early_recv(struct hpn_sftp *, int, struct sftp_limits *);
 void	hpn_sftp_settle(struct hpn_sftp *, u_int, u_int, u_int, u_int,
 	    u_int64_t);
 void	hpn_sftp_detach(struct hpn_sftp *);
 
-/* scp: the remote path it will look at first, asked for with INIT. */
-void	hpn_sftp_prefetch(const char *, int);
+/* scp: what it will ask first, asked for with INIT. */
+void	hpn_sftp_prefetch_get(const char *, int);
+void	hpn_sftp_prefetch_put(const char *, const char *, int, int);
 int	hpn_sftp_cached_stat(struct hpn_sftp *, const char *, int, int,
 	    struct Attrib *, int *);
 
