@@ -101,14 +101,20 @@ extern int showprogress;
  *    target/name (with -r) or OPEN of target/name (a file).  Both can only
  *    succeed where target is a directory, that is exactly where upstream
  *    makes the same request a round trip later; elsewhere they fail and
- *    change nothing.  The local file is opened first (and kept), so that a
- *    source upstream could not read creates nothing remote.
+ *    change nothing.  A file also gets the OPEN of target itself, which
+ *    upstream sends where target is not a directory, and which fails on a
+ *    directory (unless the target must be a directory: -d, several
+ *    sources).  In whatever order a server takes the two, creating a file
+ *    cannot make the other one succeed.  The local file is opened first
+ *    (and kept), so that a source upstream could not read creates nothing
+ *    remote.
+ *  - sftp: REALPATH of "." (its remote working directory).
  * Each answer is used once, by the lookup or the transfer it stands for;
  * a handle no transfer takes is closed by the next engine run.
  */
 enum {
-	E_LIMITS, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_PREAL, E_MKDIR,
-	E_PSTAT, E_OPEN, E_MAX
+	E_LIMITS, E_DOT, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_PREAL, E_MKDIR,
+	E_PSTAT, E_OPEN, E_OPENT, E_MAX
 };
 
 struct early {
@@ -132,6 +138,7 @@ struct hpn_sftp {
 	struct early e[E_MAX];
 	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
 	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
+	char *put_targ;			/* E_OPENT: or there */
 	int put_fd;
 	int put_preserve;
 };
@@ -140,9 +147,9 @@ static struct {
 	char *path;
 	int lstat, getdir;
 	char *put_src, *put_dst;
-	int put_dir, put_fd, put_preserve;
+	int put_dir, put_fd, put_preserve, put_targ;
 	Attrib put_a;
-} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, { 0 } };
+} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, 0, { 0 } };
 
 static void
 prefetch_clear(void)
@@ -183,10 +190,10 @@ hpn_sftp_prefetch_get(const char *src, int recursive)
 	pf.getdir = recursive;
 }
 
-/* scp, before it connects to upload src to targ. */
+/* scp, before it connects to upload src to targ (must_be_dir: -d...). */
 void
 hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
-    int preserve)
+    int preserve, int must_be_dir)
 {
 	const char *p;
 	char *tmp, *name;
@@ -216,6 +223,7 @@ hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
 		return;
 	}
 	pf.put_dir = S_ISDIR(sb.st_mode);
+	pf.put_targ = !pf.put_dir && !must_be_dir;
 	pf.put_src = xstrdup(src);
 	pf.put_dst = sftp_path_append(pf.path, name);
 	pf.put_preserve = preserve;
@@ -307,6 +315,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 	if ((r = sshbuf_put_cstring(b, "limits@openssh.com")) != 0)
 		fatal_fr(r, "compose");
 	frame_end(b, start);
+	early_path(h, b, E_DOT, SSH2_FXP_REALPATH, ".", NULL, 0);
 	if (pf.path != NULL) {
 		h->pf_path = pf.path;
 		pf.path = NULL;
@@ -336,9 +345,16 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 			    &pf.put_a, 0);
 			early_path(h, b, E_PSTAT, SSH2_FXP_STAT, h->put_dst,
 			    NULL, 0);
-		} else
+		} else {
 			early_path(h, b, E_OPEN, SSH2_FXP_OPEN, h->put_dst,
 			    &pf.put_a, SSH2_FXF_WRITE | SSH2_FXF_CREAT);
+			if (pf.put_targ) {
+				h->put_targ = xstrdup(h->pf_path);
+				early_path(h, b, E_OPENT, SSH2_FXP_OPEN,
+				    h->put_targ, &pf.put_a,
+				    SSH2_FXF_WRITE | SSH2_FXF_CREAT);
+			}
+		}
 	}
 	prefetch_clear();
 	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
@@ -503,7 +519,12 @@ early_peek(struct hpn_sftp *h, int kind, const char *path)
 
 	if (h == NULL || (e = &h->e[kind])->id == 0 || !e->done)
 		return NULL;
-	want = kind >= E_PREAL ? h->put_dst : h->pf_path;
+	if (kind == E_DOT)
+		want = ".";
+	else if (kind == E_OPENT)
+		want = h->put_targ;
+	else
+		want = kind >= E_PREAL ? h->put_dst : h->pf_path;
 	if (want == NULL || path == NULL || !same_path(path, want))
 		return NULL;
 	return e;
@@ -553,6 +574,23 @@ hpn_sftp_cached_stat(struct hpn_sftp *h, const char *path, int lstat,
 		*a = e->a;
 	*ret = 0;
 	return 1;
+}
+
+/* sftp_realpath(): the answer for "." that went with INIT, once. */
+char *
+hpn_sftp_cached_realpath(struct hpn_sftp *h, const char *path)
+{
+	struct early *e;
+
+	if (path == NULL || strcmp(path, ".") != 0 ||
+	    (e = early_take(h, E_DOT, path)) == NULL)
+		return NULL;
+	if (e->status != SSH2_FX_OK) {
+		e->used = 0;	/* upstream's own request, and message */
+		return NULL;
+	}
+	debug3_f("realpath \".\" answered with INIT: %s", e->str);
+	return xstrdup(e->str);
 }
 
 static void
@@ -778,6 +816,7 @@ hpn_sftp_detach(struct hpn_sftp *h)
 	free(h->pf_path);
 	free(h->put_src);
 	free(h->put_dst);
+	free(h->put_targ);
 	freezero(h, sizeof(*h));
 }
 
@@ -1272,7 +1311,8 @@ put_early(struct xrun *x, struct xfile *f)
 
 	if (h->put_src == NULL || strcmp(f->src, h->put_src) != 0 ||
 	    !f->job->inplace || f->job->preserve != h->put_preserve ||
-	    (e = early_take(h, E_OPEN, f->dst)) == NULL)
+	    ((e = early_take(h, E_OPEN, f->dst)) == NULL &&
+	    (e = early_take(h, E_OPENT, f->dst)) == NULL))
 		return 0;
 	/* the local file it opened, whatever the remote answer */
 	unlink_file(x, f);
@@ -2641,15 +2681,15 @@ early_close(struct xrun *x)
 {
 	struct early *e;
 	struct xreq *q;
-	int kinds[] = { E_OPENDIR, E_OPEN }, i;
+	int kinds[] = { E_OPENDIR, E_OPEN, E_OPENT }, i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		e = &x->h->e[kinds[i]];
 		if (e->handle == NULL)
 			continue;
 		q = req_new(x, XR_PFCLOSE, NULL, NULL);
 		q->path = xstrdup(kinds[i] == E_OPEN ? x->h->put_dst :
-		    x->h->pf_path);
+		    kinds[i] == E_OPENT ? x->h->put_targ : x->h->pf_path);
 		req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
 		free(e->handle);
 		e->handle = NULL;

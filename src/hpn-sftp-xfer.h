@@ -24,9 +24,10 @@ void	hpn_sftp_detach(struct hpn_sftp *);
 
 /* scp: what it will ask first, asked for with INIT. */
 void	hpn_sftp_prefetch_get(const char *, int);
-void	hpn_sftp_prefetch_put(const char *, const char *, int, int);
+void	hpn_sftp_prefetch_put(const char *, const char *, int, int, int);
 int	hpn_sftp_cached_stat(struct hpn_sftp *, const char *, int, int,
 	    struct Attrib *, int *);
+char	*hpn_sftp_cached_realpath(struct hpn_sftp *, const char *);
 
 /* Transfers: run at once, or at hpn_sftp_batch_end() inside a batch. */
 int	hpn_sftp_get(struct sftp_conn *, struct hpn_sftp *, const char *,
