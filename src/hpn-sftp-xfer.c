@@ -108,7 +108,11 @@ extern int showprogress;
  *    cannot make the other one succeed.  The local file is opened first
  *    (and kept), so that a source upstream could not read creates nothing
  *    remote.
- *  - sftp: REALPATH of "." (its remote working directory).
+ *  - sftp: REALPATH of "." (its remote working directory).  And before
+ *    the glob of a get (hpn_sftp_lookahead), in one round trip: LSTAT and
+ *    STAT of a source without glob characters, REALPATH and OPENDIR with
+ *    -r, where upstream would take two (the glob's lstat, then the
+ *    directory's).
  * Each answer is used once, by the lookup or the transfer it stands for;
  * a handle no transfer takes is closed by the next engine run.
  */
@@ -576,6 +580,75 @@ hpn_sftp_cached_stat(struct hpn_sftp *h, const char *path, int lstat,
 	return 1;
 }
 
+/*
+ * sftp's get, before its glob of path: what the glob and the transfer will
+ * ask about it, all at once (see above).  Synchronous: one round trip.
+ */
+static struct hpn_sftp *lookahead_h;	/* answers to drop after the get */
+
+void
+hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
+{
+	struct sshbuf *b, *m;
+	struct early *e;
+	u_char type;
+	u_int id, n = 0, got, hid = 0;
+	int r, i, kinds[] = { E_LSTAT, E_STAT, E_REAL, E_OPENDIR };
+
+	if (h == NULL || h->upstream || path == NULL ||
+	    strpbrk(path, "*?[\\") != NULL)
+		return;
+	if ((b = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	/* earlier answers of these kinds go; so does a handle none took */
+	if ((e = &h->e[E_OPENDIR])->handle != NULL) {
+		size_t start;
+
+		hid = (*h->msg_id)++;
+		start = frame_start(b, SSH2_FXP_CLOSE, hid);
+		if ((r = sshbuf_put_string(b, e->handle, e->hlen)) != 0)
+			fatal_fr(r, "compose");
+		frame_end(b, start);
+		n++;
+	}
+	for (i = 0; i < 4; i++) {
+		e = &h->e[kinds[i]];
+		free(e->str);
+		free(e->handle);
+		memset(e, 0, sizeof(*e));
+	}
+	free(h->pf_path);
+	h->pf_path = xstrdup(path);
+	lookahead_h = h;
+	early_path(h, b, E_LSTAT, SSH2_FXP_LSTAT, path, NULL, 0);
+	early_path(h, b, E_STAT, SSH2_FXP_STAT, path, NULL, 0);
+	n += 2;
+	if (recursive) {
+		early_path(h, b, E_REAL, SSH2_FXP_REALPATH, path, NULL, 0);
+		early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR, path, NULL, 0);
+		n += 2;
+	}
+	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
+	    sshbuf_len(b)) != sshbuf_len(b))
+		fatal("Couldn't send packet: %s", strerror(errno));
+	for (got = 0; got < n; got++) {
+		recv_blocking(h, m);
+		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
+		    (r = sshbuf_get_u32(m, &id)) != 0)
+			fatal_fr(r, "parse");
+		if (hid != 0 && id == hid)
+			continue;	/* the old handle's CLOSE */
+		for (i = 0; i < 4; i++)
+			if (h->e[kinds[i]].id == id && !h->e[kinds[i]].done)
+				break;
+		if (i == 4)
+			fatal("ID mismatch (%u)", id);
+		early_reply(&h->e[kinds[i]], type, m);
+	}
+	sshbuf_free(b);
+	sshbuf_free(m);
+}
+
 /* sftp_realpath(): the answer for "." that went with INIT, once. */
 char *
 hpn_sftp_cached_realpath(struct hpn_sftp *h, const char *path)
@@ -789,10 +862,16 @@ batch_run(struct hpn_sftp *h)
 int
 hpn_sftp_batch_end(void)
 {
-	int ret;
+	int i, ret;
 
 	batching = 0;
 	batch_run(NULL);
+	/* a lookahead's answers serve its own get only (no stale stats) */
+	if (lookahead_h != NULL) {
+		for (i = 0; i < E_MAX; i++)
+			lookahead_h->e[i].used = 1;
+		lookahead_h = NULL;
+	}
 	ret = batch_failed ? -1 : 0;
 	batch_failed = 0;
 	return ret;
@@ -812,6 +891,8 @@ hpn_sftp_detach(struct hpn_sftp *h)
 			break;
 		}
 	}
+	if (lookahead_h == h)
+		lookahead_h = NULL;
 	early_free(h);
 	free(h->pf_path);
 	free(h->put_src);

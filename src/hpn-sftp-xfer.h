@@ -29,6 +29,10 @@ int	hpn_sftp_cached_stat(struct hpn_sftp *, const char *, int, int,
 	    struct Attrib *, int *);
 char	*hpn_sftp_cached_realpath(struct hpn_sftp *, const char *);
 
+/* sftp: what a get will ask about its source, in one round trip. */
+void	hpn_sftp_lookahead(struct hpn_sftp *, const char *, int);
+struct hpn_sftp *sftp_hpn(struct sftp_conn *);	/* in sftp-client.c */
+
 /* Transfers: run at once, or at hpn_sftp_batch_end() inside a batch. */
 int	hpn_sftp_get(struct sftp_conn *, struct hpn_sftp *, const char *,
 	    const char *, struct Attrib *, int, int, int, int);
