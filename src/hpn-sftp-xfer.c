@@ -1282,6 +1282,16 @@ meter_draw(struct xrun *x, int final)
 	free(out);
 }
 
+/* The meter names this file (the one last started). */
+static void
+meter_file(struct xrun *x, struct xfile *f)
+{
+	const char *base = strrchr(f->src, '/');
+
+	base = base != NULL && base[1] != '\0' ? base + 1 : f->src;
+	strlcpy(x->curname, base, sizeof(x->curname));
+}
+
 /* --- files --- */
 
 static struct xfile *
@@ -1396,6 +1406,7 @@ put_early(struct xrun *x, struct xfile *f)
 	    (e = early_take(h, E_OPENT, f->dst)) == NULL))
 		return 0;
 	/* the local file it opened, whatever the remote answer */
+	meter_file(x, f);
 	unlink_file(x, f);
 	f->where = Q_ACTIVE;
 	TAILQ_INSERT_TAIL(&x->active, f, qnext);
@@ -1437,7 +1448,6 @@ file_open(struct xrun *x, struct xfile *f)
 {
 	struct xreq *q;
 	Attrib junk;
-	const char *base;
 	size_t start;
 	u_int pflags;
 	int r;
@@ -1446,9 +1456,7 @@ file_open(struct xrun *x, struct xfile *f)
 		f->where = Q_ACTIVE;
 		TAILQ_INSERT_TAIL(&x->active, f, qnext);
 	}
-	base = strrchr(f->src, '/') != NULL && strrchr(f->src, '/')[1] ?
-	    strrchr(f->src, '/') + 1 : f->src;
-	strlcpy(x->curname, base, sizeof(x->curname));
+	meter_file(x, f);
 	if (is_get(f->job)) {
 		attrib_clear(&junk);
 		pflags = SSH2_FXF_READ;
