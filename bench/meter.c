@@ -14,8 +14,13 @@
  *	    (0 if it never did).
  *
  *	meter watchtree DIR SIZE TIMEOUT_S TIMES
- *	    The same for a tree: the sizes of all regular files under DIR
- *	    (symbolic links not followed), summed every 5 ms.
+ *	    The same for a tree (the regular files under DIR, symbolic links
+ *	    not followed), at less cost: their sizes are summed every 5 ms
+ *	    only until the first byte is seen; at the end (SIGTERM, the
+ *	    timeout, or SIZE bytes found at once) the last byte is the latest
+ *	    change time (ctime) of any of them, when that is past the first
+ *	    byte and the sizes add up to SIZE (0 otherwise).  ctime, not
+ *	    mtime: rsync -a and -p set mtimes back.
  *
  *	meter run OUT -- CMD [ARG...]
  *	    Run CMD as a child subreaper: every descendant, also one orphaned
@@ -256,9 +261,10 @@ cmd_watch(int argc, char **argv)
 	return write_result(argv[4], line) == 0 ? 0 : 1;
 }
 
-/* The sizes of the regular files under dir (at most 64 levels). */
+/* The sizes of the regular files under dir (at most 64 levels), and
+ * their latest ctime (ns) in *latest. */
 static long long
-tree_bytes(int dirfd, int depth)
+tree_bytes(int dirfd, int depth, uint64_t *latest)
 {
 	DIR *d;
 	struct dirent *de;
@@ -275,11 +281,16 @@ tree_bytes(int dirfd, int depth)
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
-		if (S_ISREG(st.st_mode))
+		if (S_ISREG(st.st_mode)) {
+			uint64_t ct = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL +
+			    (uint64_t)st.st_ctim.tv_nsec;
+
 			n += st.st_size;
-		else if (S_ISDIR(st.st_mode) && (fd = openat(dirfd, de->d_name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) != -1)
-			n += tree_bytes(fd, depth + 1);
+			if (latest != NULL && ct > *latest)
+				*latest = ct;
+		} else if (S_ISDIR(st.st_mode) && (fd = openat(dirfd,
+		    de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) != -1)
+			n += tree_bytes(fd, depth + 1, latest);
 	}
 	closedir(d);
 	return n;
@@ -310,18 +321,26 @@ cmd_watchtree(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	deadline = now_ns() + (uint64_t)(timeout * 1e9);
+	/* until the first byte */
 	while (!got_signal && now_ns() < deadline) {
 		if ((fd = open(argv[1], O_RDONLY | O_DIRECTORY)) != -1 &&
-		    (n = tree_bytes(fd, 0)) > 0) {
+		    (n = tree_bytes(fd, 0, NULL)) > 0) {
 			seen = n;
-			if (first == 0)
-				first = now_ns();
-			if (n >= size) {
-				done = now_ns();
-				break;
-			}
+			first = now_ns();
+			break;
 		}
 		nanosleep(&tick, NULL);
+	}
+	/* then idle until told the transfer ended */
+	tick.tv_nsec = 50000000;
+	while (first != 0 && seen < size && !got_signal && now_ns() < deadline)
+		nanosleep(&tick, NULL);
+	if (first != 0 && (fd = open(argv[1], O_RDONLY | O_DIRECTORY)) != -1) {
+		uint64_t latest = 0;
+
+		seen = tree_bytes(fd, 0, &latest);
+		if (seen >= size && latest > first)
+			done = latest;
 	}
 	snprintf(line, sizeof(line), "%llu %llu %lld\n",
 	    (unsigned long long)first, (unsigned long long)done, seen);
