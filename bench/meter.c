@@ -13,6 +13,15 @@
  *	    when the size was first seen above 0, and when it reached SIZE
  *	    (0 if it never did).
  *
+ *	meter watchtree DIR SIZE TIMEOUT_S TIMES
+ *	    The same for a tree (the regular files under DIR, symbolic links
+ *	    not followed), at less cost: their sizes are summed every 5 ms
+ *	    only until the first byte is seen; at the end (SIGTERM, the
+ *	    timeout, or SIZE bytes found at once) the last byte is the latest
+ *	    change time (ctime) of any of them, when that is past the first
+ *	    byte and the sizes add up to SIZE (0 otherwise).  ctime, not
+ *	    mtime: rsync -a and -p set mtimes back.
+ *
  *	meter run OUT -- CMD [ARG...]
  *	    Run CMD as a child subreaper: every descendant, also one orphaned
  *	    by its parent, is reaped here, so that their CPU time and peak
@@ -73,6 +82,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: meter recv -o FILE -t TIMES\n"
 	    "       meter watch FILE SIZE TIMEOUT_S TIMES\n"
+	    "       meter watchtree DIR SIZE TIMEOUT_S TIMES\n"
 	    "       meter relay [-l] ADDR PORT\n"
 	    "       meter run [-T THREADS] OUT -- CMD [ARG...]\n");
 	exit(2);
@@ -245,6 +255,92 @@ cmd_watch(int argc, char **argv)
 			}
 		}
 		nanosleep(&tick, NULL);
+	}
+	snprintf(line, sizeof(line), "%llu %llu %lld\n",
+	    (unsigned long long)first, (unsigned long long)done, seen);
+	return write_result(argv[4], line) == 0 ? 0 : 1;
+}
+
+/* The sizes of the regular files under dir (at most 64 levels), and
+ * their latest ctime (ns) in *latest. */
+static long long
+tree_bytes(int dirfd, int depth, uint64_t *latest)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	long long n = 0;
+	int fd;
+
+	if (depth > 64 || (d = fdopendir(dirfd)) == NULL) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			uint64_t ct = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL +
+			    (uint64_t)st.st_ctim.tv_nsec;
+
+			n += st.st_size;
+			if (latest != NULL && ct > *latest)
+				*latest = ct;
+		} else if (S_ISDIR(st.st_mode) && (fd = openat(dirfd,
+		    de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) != -1)
+			n += tree_bytes(fd, depth + 1, latest);
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+cmd_watchtree(int argc, char **argv)
+{
+	struct timespec tick = { 0, 5000000 };	/* 5 ms */
+	struct sigaction sa;
+	uint64_t first = 0, done = 0, deadline;
+	long long size, seen = 0, n;
+	char line[256], *end;
+	double timeout;
+	int fd;
+
+	if (argc != 5)
+		usage();
+	size = strtoll(argv[2], &end, 10);
+	if (*end != '\0' || size <= 0)
+		usage();
+	timeout = strtod(argv[3], &end);
+	if (*end != '\0' || timeout <= 0)
+		usage();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	deadline = now_ns() + (uint64_t)(timeout * 1e9);
+	/* until the first byte */
+	while (!got_signal && now_ns() < deadline) {
+		if ((fd = open(argv[1], O_RDONLY | O_DIRECTORY)) != -1 &&
+		    (n = tree_bytes(fd, 0, NULL)) > 0) {
+			seen = n;
+			first = now_ns();
+			break;
+		}
+		nanosleep(&tick, NULL);
+	}
+	/* then idle until told the transfer ended */
+	tick.tv_nsec = 50000000;
+	while (first != 0 && seen < size && !got_signal && now_ns() < deadline)
+		nanosleep(&tick, NULL);
+	if (first != 0 && (fd = open(argv[1], O_RDONLY | O_DIRECTORY)) != -1) {
+		uint64_t latest = 0;
+
+		seen = tree_bytes(fd, 0, &latest);
+		if (seen >= size && latest > first)
+			done = latest;
 	}
 	snprintf(line, sizeof(line), "%llu %llu %lld\n",
 	    (unsigned long long)first, (unsigned long long)done, seen);
@@ -611,6 +707,8 @@ main(int argc, char **argv)
 		return cmd_recv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "watch") == 0)
 		return cmd_watch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "watchtree") == 0)
+		return cmd_watchtree(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "relay") == 0)

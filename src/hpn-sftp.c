@@ -19,6 +19,10 @@
 
 #include <sys/types.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
 #include "hpn.h"
 
 u_int
@@ -34,4 +38,193 @@ hpn_sftp_num_requests(u_int buflen)
 	if (n > HPN_SFTP_REQUESTS_MAX)
 		n = HPN_SFTP_REQUESTS_MAX;
 	return (u_int)n;
+}
+
+/*
+ * What the SFTP transfer engine (hpn-sftp-xfer.c) plans by: how many
+ * handles it may hold, and which ranges of a file it still has to read.
+ * Pure logic, kept apart from the engine's I/O so that it can be tested.
+ */
+
+/*
+ * Handles the engine may hold at once (files and directories): the
+ * server's limits@openssh.com figure when it gave one (stock sftp-server:
+ * RLIMIT_NOFILE - 5), HPN_SFTP_HANDLES_DEFAULT when it gave none or 0 ("no
+ * limit of its own"), never more than HPN_SFTP_HANDLES_MAX, and so that
+ * our own descriptor limit (nofile; 0: unknown) keeps HPN_SFTP_FD_RESERVE
+ * spare: every file in flight holds a local descriptor too.
+ */
+u_int
+hpn_sftp_max_handles(u_int64_t server, u_int64_t nofile)
+{
+	u_int64_t n = server != 0 ? server : HPN_SFTP_HANDLES_DEFAULT;
+
+	if (n > HPN_SFTP_HANDLES_MAX)
+		n = HPN_SFTP_HANDLES_MAX;
+	if (nofile != 0) {
+		if (nofile <= HPN_SFTP_FD_RESERVE)
+			n = 1;
+		else if (n > nofile - HPN_SFTP_FD_RESERVE)
+			n = nofile - HPN_SFTP_FD_RESERVE;
+	}
+	return n < 1 ? 1 : (u_int)n;
+}
+
+/*
+ * Reads of one file.  With its size known (from its attributes) the reads
+ * cover [0, size) in requests of at most buflen, and one more at size (the
+ * probe) shows the end: all of them can go out at once, with the CLOSE
+ * right behind.  A short read leaves a gap that is asked for again; an EOF
+ * below the size (the file shrank) ends the file there; data at or past
+ * the size (it grew) turns the file into one of unknown size, read on
+ * until an EOF as upstream does, HPN_SFTP_RD_WINDOW reads at a time.
+ * highwater/maxack/reordered are upstream's: the contiguous prefix
+ * acknowledged, to truncate an interrupted file at.
+ */
+#define RD_NONE	(~(u_int64_t)0)
+
+void
+hpn_sftp_rd_init(struct hpn_sftp_rd *rd, u_int64_t size, int size_known,
+    u_int buflen)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->size = size;
+	rd->size_known = size_known;
+	rd->eof = RD_NONE;
+	rd->buflen = buflen == 0 ? 32768 : buflen;
+}
+
+void
+hpn_sftp_rd_free(struct hpn_sftp_rd *rd)
+{
+	free(rd->gaps);
+	rd->gaps = NULL;
+	rd->ngaps = 0;
+}
+
+/* Drop gaps at or past the end of the file. */
+static void
+rd_trim_gaps(struct hpn_sftp_rd *rd)
+{
+	u_int i, j;
+
+	for (i = j = 0; i < rd->ngaps; i++) {
+		if (rd->gaps[i].off >= rd->eof)
+			continue;
+		if (rd->gaps[i].off + rd->gaps[i].len > rd->eof)
+			rd->gaps[i].len = rd->eof - rd->gaps[i].off;
+		rd->gaps[j++] = rd->gaps[i];
+	}
+	rd->ngaps = j;
+}
+
+int
+hpn_sftp_rd_next(struct hpn_sftp_rd *rd, u_int64_t *offp, u_int *lenp)
+{
+	struct hpn_sftp_gap *g;
+	u_int64_t len;
+
+	rd_trim_gaps(rd);
+	if (rd->ngaps > 0) {
+		g = &rd->gaps[0];
+		len = g->len < rd->buflen ? g->len : rd->buflen;
+		*offp = g->off;
+		*lenp = (u_int)len;
+		g->off += len;
+		g->len -= len;
+		if (g->len == 0) {
+			memmove(rd->gaps, rd->gaps + 1,
+			    (rd->ngaps - 1) * sizeof(*rd->gaps));
+			rd->ngaps--;
+		}
+		rd->inflight++;
+		return 1;
+	}
+	if (rd->next >= rd->eof)
+		return 0;
+	if (rd->size_known && rd->next < rd->size) {
+		len = rd->size - rd->next;
+		if (len > rd->buflen)
+			len = rd->buflen;
+	} else if (rd->size_known && rd->next == rd->size) {
+		len = rd->buflen;	/* the probe */
+	} else if (!rd->size_known && rd->inflight < HPN_SFTP_RD_WINDOW) {
+		len = rd->buflen;
+	} else
+		return 0;
+	*offp = rd->next;
+	*lenp = (u_int)len;
+	rd->next += len;
+	rd->inflight++;
+	return 1;
+}
+
+/* Upstream's tracking of the contiguous prefix acknowledged. */
+void
+hpn_sftp_rd_ack(struct hpn_sftp_rd *rd, u_int64_t off, u_int64_t len)
+{
+	if (rd->maxack < off + len)
+		rd->maxack = off + len;
+	if (!rd->reordered && off <= rd->highwater)
+		rd->highwater = rd->maxack;
+	else if (!rd->reordered && off > rd->highwater)
+		rd->reordered = 1;
+}
+
+void
+hpn_sftp_rd_data(struct hpn_sftp_rd *rd, u_int64_t off, u_int asked,
+    size_t got)
+{
+	struct hpn_sftp_gap *g;
+
+	if (rd->inflight > 0)
+		rd->inflight--;
+	rd->got += got;
+	hpn_sftp_rd_ack(rd, off, got);
+	if (got > 0 && (off + got > rd->eof ||
+	    (rd->size_known && off + got > rd->size))) {
+		/* It grew: read on until an EOF, as upstream does. */
+		rd->size_known = 0;
+		rd->eof = RD_NONE;
+	}
+	if (got < asked && off + got < rd->eof) {
+		rd->gaps = xreallocarray(rd->gaps, rd->ngaps + 1,
+		    sizeof(*rd->gaps));
+		g = &rd->gaps[rd->ngaps++];
+		g->off = off + got;
+		g->len = asked - got;
+		/* upstream: a server that sends less gets asked for less */
+		if (got < rd->buflen)
+			rd->buflen = got < HPN_SFTP_RD_MIN ?
+			    HPN_SFTP_RD_MIN : (u_int)got;
+	}
+}
+
+void
+hpn_sftp_rd_eof(struct hpn_sftp_rd *rd, u_int64_t off)
+{
+	if (rd->inflight > 0)
+		rd->inflight--;
+	if (off < rd->eof)
+		rd->eof = off;
+	rd_trim_gaps(rd);
+}
+
+/* Every read known to be needed has gone out: the CLOSE may follow. */
+int
+hpn_sftp_rd_planned(const struct hpn_sftp_rd *rd)
+{
+	if (rd->ngaps > 0)
+		return 0;
+	if (rd->eof != RD_NONE)
+		return rd->next >= rd->eof;
+	return rd->size_known && rd->next > rd->size;
+}
+
+/* All of the file is here: an EOF seen and everything before it read. */
+int
+hpn_sftp_rd_done(const struct hpn_sftp_rd *rd)
+{
+	return rd->inflight == 0 && rd->eof != RD_NONE && rd->ngaps == 0 &&
+	    rd->next >= rd->eof;
 }

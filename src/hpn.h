@@ -53,6 +53,38 @@ int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 #define HPN_SFTP_REQUESTS_MAX	1024
 u_int	hpn_sftp_num_requests(u_int);
 
+/* hpn-sftp.c: what the transfer engine (hpn-sftp-xfer.c) plans by */
+#define HPN_SFTP_HANDLES_DEFAULT 64	/* servers that give no open-handles */
+#define HPN_SFTP_HANDLES_MAX	1000	/* never more, whatever they allow */
+#define HPN_SFTP_FD_RESERVE	32	/* our own descriptors kept spare */
+#define HPN_SFTP_RD_WINDOW	16	/* reads out, file of unknown size */
+#define HPN_SFTP_RD_MIN		512	/* upstream's MIN_READ_SIZE */
+u_int	hpn_sftp_max_handles(u_int64_t, u_int64_t);
+struct hpn_sftp_gap {
+	u_int64_t off, len;
+};
+struct hpn_sftp_rd {		/* the reads of one file */
+	u_int64_t size;		/* expected, from its attributes */
+	int size_known;
+	u_int64_t next;		/* next offset not asked for yet */
+	u_int64_t eof;		/* lowest offset an EOF came back for */
+	u_int64_t highwater, maxack;	/* as upstream: contiguous, highest */
+	int reordered;
+	u_int64_t got;		/* bytes received */
+	u_int inflight;		/* reads out */
+	u_int buflen;		/* request size, shrinks after short reads */
+	struct hpn_sftp_gap *gaps;	/* short reads to ask for again */
+	u_int ngaps;
+};
+void	hpn_sftp_rd_init(struct hpn_sftp_rd *, u_int64_t, int, u_int);
+void	hpn_sftp_rd_free(struct hpn_sftp_rd *);
+int	hpn_sftp_rd_next(struct hpn_sftp_rd *, u_int64_t *, u_int *);
+void	hpn_sftp_rd_ack(struct hpn_sftp_rd *, u_int64_t, u_int64_t);
+void	hpn_sftp_rd_data(struct hpn_sftp_rd *, u_int64_t, u_int, size_t);
+void	hpn_sftp_rd_eof(struct hpn_sftp_rd *, u_int64_t);
+int	hpn_sftp_rd_planned(const struct hpn_sftp_rd *);
+int	hpn_sftp_rd_done(const struct hpn_sftp_rd *);
+
 /* hpn-buffers.c: sshbuf grows geometrically past this size */
 #define HPN_SSHBUF_GEOMETRIC	(256 * 1024)
 size_t	hpn_sshbuf_grow(size_t, size_t, size_t);

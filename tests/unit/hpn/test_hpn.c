@@ -87,6 +87,148 @@ port_of(struct addrinfo *ai)
 
 /* OpenSSH's test_helper (10.1 and later) runs these with -b. */
 void benchmarks(void);
+/* Reads of one file as the engine plans them (hpn-sftp.c). */
+static void
+sftp_rd_tests(void)
+{
+	struct hpn_sftp_rd rd;
+	u_int64_t off;
+	u_int len;
+
+	TEST_START("sftp reads: the size in requests, a probe, then done");
+	hpn_sftp_rd_init(&rd, 100000, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 0);
+	ASSERT_U_INT_EQ(len, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 98304);
+	ASSERT_U_INT_EQ(len, 100000 - 98304);	/* exactly to the size */
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 100000);		/* the probe */
+	ASSERT_U_INT_EQ(len, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 1);	/* CLOSE may go */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);
+	ASSERT_U_INT_EQ(rd.inflight, 5);
+	/* replies out of order: the contiguous end stays right */
+	hpn_sftp_rd_data(&rd, 32768, 32768, 32768);
+	ASSERT_U64_EQ(rd.highwater, 0);
+	ASSERT_INT_EQ(rd.reordered, 1);
+	hpn_sftp_rd_data(&rd, 0, 32768, 32768);
+	hpn_sftp_rd_data(&rd, 65536, 32768, 32768);
+	hpn_sftp_rd_data(&rd, 98304, 1696, 1696);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 0);
+	hpn_sftp_rd_eof(&rd, 100000);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.maxack, 100000);
+	ASSERT_U64_EQ(rd.got, 100000);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: empty and 1-byte files, exactly one request");
+	hpn_sftp_rd_init(&rd, 0, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 1);
+	hpn_sftp_rd_eof(&rd, 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	hpn_sftp_rd_free(&rd);
+	hpn_sftp_rd_init(&rd, 1, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U_INT_EQ(len, 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 1);
+	hpn_sftp_rd_data(&rd, 0, 1, 1);
+	hpn_sftp_rd_eof(&rd, 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	hpn_sftp_rd_free(&rd);
+	hpn_sftp_rd_init(&rd, 32768, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U_INT_EQ(len, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 32768);		/* the probe */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: a short read is asked for again");
+	hpn_sftp_rd_init(&rd, 65536, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* probe */
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 1);
+	hpn_sftp_rd_data(&rd, 0, 32768, 20000);		/* short */
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 0);	/* reopen if closed */
+	ASSERT_U_INT_EQ(rd.buflen, 20000);		/* asks for less */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 20000);
+	ASSERT_U_INT_EQ(len, 12768);
+	hpn_sftp_rd_data(&rd, 32768, 32768, 32768);
+	hpn_sftp_rd_eof(&rd, 65536);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 0);
+	hpn_sftp_rd_data(&rd, 20000, 12768, 12768);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.got, 65536);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: a file that shrank ends at its EOF");
+	hpn_sftp_rd_init(&rd, 65536, 1, 32768);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	hpn_sftp_rd_data(&rd, 0, 32768, 1000);	/* gap 1000..32768 */
+	hpn_sftp_rd_eof(&rd, 32768);
+	hpn_sftp_rd_eof(&rd, 65536);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 1000);
+	hpn_sftp_rd_eof(&rd, 1000);		/* it ends there */
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.eof, 1000);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: a file that grew is read on to its EOF");
+	hpn_sftp_rd_init(&rd, 10, 1, 16);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* probe */
+	hpn_sftp_rd_data(&rd, 0, 10, 10);
+	hpn_sftp_rd_data(&rd, 10, 16, 16);	/* the probe found more */
+	ASSERT_INT_EQ(rd.size_known, 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 26);
+	hpn_sftp_rd_data(&rd, 26, 16, 5);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 31);			/* the rest of the short one */
+	hpn_sftp_rd_eof(&rd, 31);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.maxack, 31);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: unknown size, a window of reads to EOF");
+	hpn_sftp_rd_init(&rd, 0, 0, 100);
+	for (len = 0; hpn_sftp_rd_next(&rd, &off, &len); )
+		;
+	ASSERT_U_INT_EQ(rd.inflight, HPN_SFTP_RD_WINDOW);
+	ASSERT_INT_EQ(hpn_sftp_rd_planned(&rd), 0);
+	hpn_sftp_rd_data(&rd, 0, 100, 100);
+	hpn_sftp_rd_eof(&rd, 100);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 0);	/* others still out */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);
+	for (off = 200; off < 100 * HPN_SFTP_RD_WINDOW; off += 100)
+		hpn_sftp_rd_eof(&rd, off);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.highwater, 100);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+}
+
 void
 benchmarks(void)
 {
@@ -177,6 +319,20 @@ tests(void)
 	ASSERT_U_INT_EQ(hpn_sftp_num_requests(0), 1024);
 	ASSERT_U_INT_EQ(hpn_sftp_num_requests(4 << 20), 64);
 	TEST_DONE();
+
+	TEST_START("sftp engine: handles within the server's figure");
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(1019, 0), 1000);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(200, 0), 200);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(1, 0), 1);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(0, 0), HPN_SFTP_HANDLES_DEFAULT);
+	/* our own descriptors keep a reserve, never more than the server */
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(1019, 1024), 1024 - 32);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(10, 1024), 10);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(0, 40), 8);
+	ASSERT_U_INT_EQ(hpn_sftp_max_handles(500, 20), 1);
+	TEST_DONE();
+
+	sftp_rd_tests();
 
 	TEST_START("sshbuf growth: exact when small, geometric when large");
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(1024, 2048, 128 << 20), 2048);

@@ -1,0 +1,323 @@
+#!/bin/bash
+# bench/tree-bench.sh - trees of files and single files over the emulated
+# long fat path (bench/netpath): hpnscp/hpnsftp vs stock scp/sftp vs rsync
+# -e hpnssh vs iperf3.  Run as root; `make bench-tree` calls it.  Options
+# are environment variables (bench/README.md, "Trees of files"):
+#
+#   RTTS="100 0"  RATE=1000 (Mbit/s)  MTU=9000  REPS=3
+#   CIPHER=aes128-gcm@openssh.com
+#   TREES="100x1M 1000x64K"  (COUNTxSIZE)   BIG=1G ("" skips the big file)
+#   MODES="scp-up scp-down sftp-get"   RSYNC="rsync-up rsync-down" ("" skips)
+#   STOCK_REPS=1   STOCK_CAP=90 (s: a stock tree run longer than this is
+#   cut off and reported with the bytes it moved)
+#   ONEBYTE=5 (1-byte scp runs per pair and direction, 0 skips)
+#   HPN_TREE STOCK_TREE  OUT=build/bench-tree/<timestamp>  NAME=hpntree
+#   QUIET_LOAD=3*nproc QUIET_WAIT=300  DRY_RUN=1: print the plan only
+#
+# Every figure is whole-command wall clock minus the set-up time (the median
+# of `ssh host true` of that pair in that repetition), as a fraction of
+# iperf3 moving the same bytes (-n BYTES, one TCP connection); beside it the
+# first-to-last byte time at the receiver (`meter watchtree`).  Every copy
+# is checked by the SHA-256 of every file.  Results: OUT/results.csv,
+# OUT/results.md.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib.sh"
+
+RTTS=${RTTS:-"100 0"}
+RATE=${RATE:-1000}
+MTU=${MTU:-9000}
+REPS=${REPS:-3}
+CIPHER=${CIPHER:-aes128-gcm@openssh.com}
+TREES=${TREES-"100x1M 1000x64K"}
+BIG=${BIG-1G}
+MODES=${MODES:-"scp-up scp-down sftp-get"}
+RSYNC=${RSYNC-"rsync-up rsync-down"}
+STOCK_REPS=${STOCK_REPS:-1}
+STOCK_CAP=${STOCK_CAP:-90}
+ONEBYTE=${ONEBYTE:-5}
+OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
+HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-$OSV}
+STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-$OSV}
+NAME=${NAME:-hpntree}
+OUT=${OUT:-$TOP/build/bench-tree/$(date +%Y%m%d-%H%M%S)}
+QUIET_LOAD=${QUIET_LOAD-$((3 * $(nproc)))}
+QUIET_WAIT=${QUIET_WAIT:-300}
+IPERF_PORT=5311
+declare -A PORT=([hpn]=2211 [stock]=2212)
+
+[ "$(id -u)" -eq 0 ] || bl_die "run as root (network namespaces, sshd)"
+"$TOP/scripts/deps.sh" check bench
+command -v rsync >/dev/null || [ -z "$RSYNC" ] || bl_die "rsync missing (make deps)"
+[[ $REPS =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] && [ "$REPS" -le 20 ] || bl_die "REPS: 1-20"
+[[ $STOCK_REPS =~ ^[0-9]+$ ]] || bl_die "STOCK_REPS: a number"
+[[ $STOCK_CAP =~ ^[0-9]+$ ]] && [ "$STOCK_CAP" -ge 10 ] || bl_die "STOCK_CAP: seconds, >= 10"
+[[ $ONEBYTE =~ ^[0-9]+$ ]] || bl_die "ONEBYTE: a number"
+for r in $RTTS; do [[ $r =~ ^[0-9]+$ ]] || bl_die "RTTS: integers (ms), not '$r'"; done
+for t in $TREES; do [[ $t =~ ^[0-9]+x[0-9]+[KMG]?$ ]] || bl_die "TREES: COUNTxSIZE, not '$t'"; done
+for m in $MODES $RSYNC; do
+	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down) ;;
+	*) bl_die "MODES/RSYNC: unknown mode '$m'" ;; esac
+done
+BIGB=0
+[ -z "$BIG" ] || BIGB=$(bl_bytes "$BIG")
+need=$BIGB
+for t in $TREES; do need=$((need + ${t%x*} * $(bl_bytes "${t#*x}"))); done
+avail=$(df -k --output=avail /dev/shm | tail -n 1)
+[ $((avail * 1024)) -gt $((need * 3)) ] || bl_die "/dev/shm has too little room for 3 x $need bytes"
+
+# the plan and its rough length
+ncases=$(( $(wc -w <<<"$TREES") * ($(wc -w <<<"$MODES") + $(wc -w <<<"$RSYNC")) ))
+echo "tree-bench: RTTS=\"$RTTS\" RATE=$RATE MTU=$MTU REPS=$REPS CIPHER=$CIPHER"
+echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\""
+echo "tree-bench: stock in $STOCK_REPS of $REPS repetitions, each tree run cut at ${STOCK_CAP}s; 1-byte scp x $ONEBYTE"
+echo "tree-bench: $ncases tree runs per pair and repetition; roughly $(( ($(wc -w <<<"$RTTS") * (REPS * (ncases * 8 + 60 + BIGB / 30000000) + STOCK_REPS * $(wc -w <<<"$TREES") * $(wc -w <<<"$MODES") * STOCK_CAP)) / 60 )) min at most"
+[ "${DRY_RUN:-0}" = 1 ] && exit 0
+
+work=$(mktemp -d "/dev/shm/$NAME.XXXXXX")
+chmod 755 "$work"
+path_up=0 iperf_pid= watch_pid= fg_pid=
+exec 3>&1 4>&2
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	trap '' PIPE
+	exec 1>&3 2>&4
+	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
+	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
+	bl_stop_server "$work" "${PORT[hpn]}" 2>/dev/null || true
+	bl_stop_server "$work" "${PORT[stock]}" 2>/dev/null || true
+	[ "$path_up" = 1 ] && { "$NP" down --name "$NAME" || true; }
+	rm -rf "$work"
+	[ $rc -ne 0 ] && bl_log "stopped (status $rc); partial results in $OUT"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p "$OUT"
+CSV=$OUT/results.csv
+exec > >(trap '' INT TERM; exec tee -a "$OUT/run.log") 2>&1
+bl_meter "$work"
+bl_netpath_snapshot "$work/netpath"
+bl_snapshot_tree "$HPN_TREE" "$work/tree-hpn"
+bl_snapshot_tree "$STOCK_TREE" "$work/tree-stock"
+tsshd_setup "$work" >/dev/null
+{
+	echo "- date: $(date -Is), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
+	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- path: bench/netpath, $RATE Mbit/s, MTU $MTU, RTTs $RTTS ms; $CIPHER; tmpfs (/dev/shm) at both ends"
+	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; $(rsync --version | head -n 1)"
+} > "$OUT/meta.md"
+echo "rtt_ms,case,bytes,files,pair,rep,status,wall_s,setup_s,net_s,data_s,iperf_s,frac,moved_bytes,load1" > "$CSV"
+
+# --- the data
+declare -A TBYTES TFILES
+for t in $TREES; do
+	n=${t%x*} sz=$(bl_bytes "${t#*x}")
+	mkdir -p "$work/src/$t"
+	for ((i = 1; i <= n; i++)); do
+		head -c "$sz" /dev/urandom > "$work/src/$t/f$i"
+	done
+	TBYTES[$t]=$((n * sz)) TFILES[$t]=$n
+done
+if [ "$BIGB" -gt 0 ]; then
+	mkdir -p "$work/src/big"
+	head -c "$BIGB" /dev/urandom > "$work/src/big/big"
+	TBYTES[big]=$BIGB TFILES[big]=1
+fi
+printf x > "$work/onebyte"
+treesum() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum); }
+declare -A TSUM
+for t in ${!TBYTES[@]}; do TSUM[$t]=$(treesum "$work/src/$t" | sha256sum | cut -c1-16); done
+
+wait_quiet() {
+	local i l
+	[ -n "$QUIET_LOAD" ] || return 0
+	for ((i = 0; i < QUIET_WAIT; i += 5)); do
+		l=$(cut -d' ' -f1 /proc/loadavg)
+		awk -v l="$l" -v q="$QUIET_LOAD" 'BEGIN { exit !(l <= q) }' && break
+		sleep 5
+	done
+}
+ns() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+
+copts() { echo "-F $work/ssh_config-$1 -o Ciphers=$CIPHER"; }
+
+# setup PAIR: median of three `ssh host true`
+setup_time() {
+	local p=$1 i s v=""
+	for i in 1 2 3; do
+		s=$(ns)
+		"$NP" exec client --name "$NAME" -- "$work/tree-$p/ssh" $(copts "$p") bench true ||
+		    bl_die "ssh host true failed ($p)"
+		v="$v $(secs "$s" "$(ns)")"
+	done
+	echo "$v" | median
+}
+
+# iperf3 BYTES: seconds (its own receiver figure)
+iperf_time() {
+	local bytes=$1 saddr i s
+	saddr=$("$NP" addr server --name "$NAME")
+	"$NP" exec server --name "$NAME" -- iperf3 -s -1 -B "$saddr" -p "$IPERF_PORT" \
+	    > "$work/iperf3-server.log" 2>&1 &
+	iperf_pid=$!
+	for ((i = 0; i < 50; i++)); do
+		"$NP" exec server --name "$NAME" -- ss -Hltn "sport = :$IPERF_PORT" | grep -q . && break
+		sleep 0.1
+	done
+	"$NP" exec client --name "$NAME" -- timeout -k 5 120 iperf3 -c "$saddr" \
+	    -p "$IPERF_PORT" -n "$bytes" -J > "$work/iperf3.json" 2>&1 || true
+	wait "$iperf_pid" 2>/dev/null || true
+	iperf_pid=
+	s=$(jq -r '.end.sum_received.seconds // 0' "$work/iperf3.json" 2>/dev/null || echo 0)
+	echo "$s"
+}
+
+# transfer RTT CASE MODE PAIR REP SETUP IPERF: one timed copy, one CSV row
+transfer() {
+	local rtt=$1 c=$2 mode=$3 pair=$4 rep=$5 setup=$6 ip=$7
+	local bytes=${TBYTES[$c]} files=${TFILES[$c]} src=$work/src/$c dst=$work/dst
+	local t=$work/tree-$pair to=600 status=OK s e wall net data="" frac="" moved load first last
+	local got=$work/dst/$c r=-r
+	local -a cmd
+	# the big file alone, not a tree of one
+	[ "$c" = big ] && src=$work/src/big/big got=$work/dst r=
+	[ "$pair" = stock ] && [ "$rtt" != 0 ] && [ "$c" != big ] && to=$STOCK_CAP
+	rm -rf "$dst" "$work/times"
+	mkdir -p "$dst"
+	case $mode in
+	scp-up) cmd=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "$src" "bench:$dst/") ;;
+	scp-down) cmd=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "bench:$src" "$dst/") ;;
+	sftp-get) echo "get $r $src $dst/" > "$work/batch"
+		cmd=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
+	sftp-put) echo "put $r $src $dst/" > "$work/batch"
+		cmd=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
+	rsync-up) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "$src" "bench:$dst/") ;;
+	rsync-down) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "bench:$src" "$dst/") ;;
+	esac
+	wait_quiet
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	"$work/meter" watchtree "$dst" "$bytes" "$((to + 5))" "$work/times" &
+	watch_pid=$!
+	s=$(ns)
+	"$NP" exec client --name "$NAME" -- timeout -k 5 "$to" "${cmd[@]}" \
+	    < /dev/null > "$work/client.out" 2>&1 &
+	fg_pid=$!
+	wait "$fg_pid" || status=FAIL:exit$?
+	e=$(ns)
+	fg_pid=
+	kill "$watch_pid" 2>/dev/null || true
+	wait "$watch_pid" 2>/dev/null || true
+	watch_pid=
+	wall=$(secs "$s" "$e")
+	[ "$status" = FAIL:exit124 ] && status=CAPPED
+	moved=$(find "$dst" -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }')
+	if [ "$status" = OK ]; then
+		[ "$(treesum "$got" | sha256sum | cut -c1-16)" = "${TSUM[$c]}" ] ||
+		    status=FAIL:sha256
+	fi
+	net=$(awk -v w="$wall" -v s="$setup" 'BEGIN { printf "%.3f", w - s }')
+	if read -r first last _ < "$work/times" 2>/dev/null && [ "$first" != 0 ] &&
+	    [ "$last" != 0 ]; then
+		data=$(secs "$first" "$last")
+	fi
+	case $status in
+	OK) frac=$(awk -v i="$ip" -v n="$net" 'BEGIN { if (i > 0 && n > 0) printf "%.3f", i / n }') ;;
+	CAPPED) # the fraction of what moved in the time it had
+		frac=$(awk -v i="$ip" -v n="$net" -v m="$moved" -v b="$bytes" \
+		    'BEGIN { if (i > 0 && n > 0) printf "%.3f", i * m / b / n }') ;;
+	esac
+	echo "$rtt,$c,$bytes,$files,$mode:$pair,$rep,$status,$wall,$setup,$net,$data,$ip,$frac,$moved,$load" >> "$CSV"
+	printf "rtt %3s %-9s %-10s %-6s rep %d: %-8s wall %7.2f s, - set-up = %7.2f s, data %6s s, %s of iperf3 (%s s); load %s\n" \
+	    "$rtt" "$c" "$mode" "$pair" "$rep" "$status" "$wall" "$net" "${data:--}" "${frac:--}" "$ip" "$load"
+	[ "$status" = OK ] || [ "$status" = CAPPED ] || sed 's/^/    client: /' "$work/client.out" | head -n 5
+	rm -rf "$dst"
+}
+
+# onebyte RTT PAIR REP SETUP: 1-byte scp up and down, ONEBYTE times each
+onebyte() {
+	local rtt=$1 pair=$2 rep=$3 setup=$4 t=$work/tree-$2 dir i s v
+	for dir in up down; do
+		v=""
+		for ((i = 0; i < ONEBYTE; i++)); do
+			rm -f "$work/onebyte.got"
+			s=$(ns)
+			if [ $dir = up ]; then
+				"$NP" exec client --name "$NAME" -- "$t/scp" -q -S "$t/ssh" $(copts "$pair") \
+				    "$work/onebyte" "bench:$work/onebyte.got"
+			else
+				"$NP" exec client --name "$NAME" -- "$t/scp" -q -S "$t/ssh" $(copts "$pair") \
+				    "bench:$work/onebyte" "$work/onebyte.got"
+			fi || bl_log "1-byte scp $dir ($pair) failed"
+			cmp -s "$work/onebyte" "$work/onebyte.got" || bl_log "1-byte scp $dir ($pair): wrong copy"
+			v="$v $(secs "$s" "$(ns)")"
+		done
+		v=$(echo "$v" | median)
+		awk -v w="$v" -v s="$setup" -v r="$rtt" -v p="$pair" -v d="$dir" -v rep="$rep" 'BEGIN {
+			printf "rtt %3s 1-byte scp %-4s %-6s rep %d: median %.3f s, beyond ssh host true %.3f s", r, d, p, rep, w, w - s
+			if (r > 0) printf " = %.1f round trips", (w - s) * 1000 / r
+			printf "\n" }'
+		echo "$rtt,onebyte,1,1,scp-$dir:$pair,$rep,OK,$v,$setup,$(awk -v w="$v" -v s="$setup" 'BEGIN { printf "%.3f", w - s }'),,,,1,$(cut -d' ' -f1 /proc/loadavg)" >> "$CSV"
+	done
+}
+
+# --- the runs
+for rtt in $RTTS; do
+	echo
+	echo "tree-bench: ---- RTT $rtt ms ----"
+	"$NP" up --name "$NAME" --rtt "$rtt" --rate "$RATE" --mtu "$MTU"
+	path_up=1
+	"$NP" validate --name "$NAME" > "$OUT/validate-rtt$rtt.txt" 2>&1 ||
+	    echo "tree-bench: path validation at RTT $rtt FAILED (figures suspect)"
+	grep '^RESULT' "$OUT/validate-rtt$rtt.txt" | sed "s/^RESULT/- validation at RTT $rtt ms:/" >> "$OUT/meta.md" || true
+	bl_start_server "$work" hpn "$work/tree-hpn" "${PORT[hpn]}" "$NAME" || bl_die "hpn sshd did not start"
+	bl_start_server "$work" stock "$work/tree-stock" "${PORT[stock]}" "$NAME" || bl_die "stock sshd did not start"
+	for ((rep = 1; rep <= REPS; rep++)); do
+		echo "tree-bench: rep $rep at RTT $rtt: $(uptime)"
+		declare -A IP=()
+		for c in ${!TBYTES[@]}; do
+			IP[$c]=$(iperf_time "${TBYTES[$c]}")
+			echo "rtt $rtt iperf3 -n ${TBYTES[$c]} ($c): ${IP[$c]} s"
+			echo "$rtt,$c,${TBYTES[$c]},${TFILES[$c]},iperf3,$rep,OK,,,${IP[$c]},,${IP[$c]},1,${TBYTES[$c]},$(cut -d' ' -f1 /proc/loadavg)" >> "$CSV"
+		done
+		pairs=hpn
+		[ "$rep" -le "$STOCK_REPS" ] && pairs="hpn stock"
+		declare -A SU=()
+		for p in hpn stock; do
+			SU[$p]=$(setup_time "$p")
+			echo "rtt $rtt ssh host true ($p): ${SU[$p]} s (median of 3)"
+			echo "$rtt,setup,0,0,true:$p,$rep,OK,${SU[$p]},${SU[$p]},0,,,,0,$(cut -d' ' -f1 /proc/loadavg)" >> "$CSV"
+		done
+		if [ "$ONEBYTE" -gt 0 ]; then
+			for p in hpn stock; do onebyte "$rtt" "$p" "$rep" "${SU[$p]}"; done
+		fi
+		for c in $TREES; do
+			for m in $MODES; do
+				for p in $pairs; do
+					transfer "$rtt" "$c" "$m" "$p" "$rep" "${SU[$p]}" "${IP[$c]}"
+				done
+			done
+			for m in $RSYNC; do
+				transfer "$rtt" "$c" "$m" hpn "$rep" "${SU[hpn]}" "${IP[$c]}"
+			done
+		done
+		if [ "$BIGB" -gt 0 ]; then
+			for m in $MODES; do
+				transfer "$rtt" big "$m" hpn "$rep" "${SU[hpn]}" "${IP[big]}"
+			done
+		fi
+	done
+	bl_stop_server "$work" "${PORT[hpn]}"
+	bl_stop_server "$work" "${PORT[stock]}"
+	"$NP" down --name "$NAME"
+	path_up=0
+done
+echo "- load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/meta.md"
+"$TOP/bench/tree-report.sh" "$OUT"

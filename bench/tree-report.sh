@@ -1,0 +1,80 @@
+#!/bin/bash
+# bench/tree-report.sh OUT: OUT/results.md from OUT/results.csv (tree-bench.sh)
+set -euo pipefail
+out=$1
+csv=$out/results.csv
+[ -r "$csv" ] || { echo "tree-report: no $csv" >&2; exit 1; }
+{
+echo "# Trees of files over the emulated path (bench/tree-bench.sh)"
+echo
+cat "$out/meta.md"
+echo
+awk -F, '
+function med(key,   n, i, j, t, a) {
+	n = split(vals[key], a, " ")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n ? a[int((n + 1) / 2)] : ""
+}
+function add(key, v) { if (v != "") vals[key] = vals[key] " " v }
+NR == 1 { next }
+{
+	rtt = $1; c = $2; mode = $5; st = $7
+	if (!(rtt in seenr)) { seenr[rtt] = 1; rtts[++nr] = rtt }
+	if (c == "setup" || c == "onebyte") {
+		add(rtt SUBSEP c SUBSEP mode SUBSEP "net", c == "setup" ? $8 : $10)
+		if (!((rtt, c, mode) in seenm)) { seenm[rtt, c, mode] = 1; om[rtt, c, ++nom[rtt, c]] = mode }
+		next
+	}
+	if (mode == "iperf3") { add(rtt SUBSEP c SUBSEP "iperf", $12); bytes[c] = $3; files[c] = $4; next }
+	if (!((rtt, c) in seenc)) { seenc[rtt, c] = 1; cs[rtt, ++nc[rtt]] = c }
+	if (!((rtt, c, mode) in seenm)) { seenm[rtt, c, mode] = 1; om[rtt, c, ++nom[rtt, c]] = mode }
+	k = rtt SUBSEP c SUBSEP mode
+	runs[k]++
+	if (st == "OK") { ok[k]++; add(k SUBSEP "net", $10); add(k SUBSEP "frac", $13); add(k SUBSEP "data", $11) }
+	else if (st == "CAPPED") { capped[k]++; add(k SUBSEP "cfrac", $13); cmoved[k] = $14; cnet[k] = $10 }
+	else fails[k] = fails[k] " " st
+	if (lo[k] == "" || $15 + 0 < lo[k]) lo[k] = $15 + 0
+	if ($15 + 0 > hi[k]) hi[k] = $15 + 0
+}
+END {
+	for (r = 1; r <= nr; r++) {
+		rtt = rtts[r]
+		printf "## RTT %s ms\n\n", rtt
+		printf "Set-up (`ssh host true`, median): hpn %s s, stock %s s.\n\n", med(rtt SUBSEP "setup" SUBSEP "true:hpn" SUBSEP "net"), med(rtt SUBSEP "setup" SUBSEP "true:stock" SUBSEP "net")
+		print "| data | command | client | runs OK | wall − set-up, s (median) | fraction of iperf3 | first-to-last byte, s | load |"
+		print "|---|---|---|---:|---:|---:|---:|---|"
+		for (i = 1; i <= nc[rtt]; i++) {
+			c = cs[rtt, i]
+			ip = med(rtt SUBSEP c SUBSEP "iperf")
+			lbl = c == "big" ? sprintf("1 file, %d MiB", bytes[c] / 1048576) : sprintf("%s (%.0f MB)", c, bytes[c] / 1e6)
+			printf "| %s | iperf3 -n %s | | | %s | 1 | | |\n", lbl, bytes[c], ip
+			for (j = 1; j <= nom[rtt, c]; j++) {
+				mode = om[rtt, c, j]
+				k = rtt SUBSEP c SUBSEP mode
+				split(mode, mp, ":")
+				who = mp[1] ~ /^rsync/ ? "rsync -e hpnssh" : (mp[2] == "hpn" ? "hpn" : "stock")
+				cmd = mp[1]
+				if (capped[k] > 0 && ok[k] == 0)
+					printf "| %s | %s | %s | 0/%d (cut at %.0f s: %.1f of %.1f MB) | > %.1f | %s (rate so far) | | %s–%s |\n", lbl, cmd, who, runs[k], cnet[k], cmoved[k] / 1e6, bytes[c] / 1e6, cnet[k], med(k SUBSEP "cfrac"), lo[k], hi[k]
+				else
+					printf "| %s | %s | %s | %d/%d | %s | %s | %s | %s–%s |\n", lbl, cmd, who, ok[k], runs[k], med(k SUBSEP "net"), med(k SUBSEP "frac"), med(k SUBSEP "data"), lo[k], hi[k]
+				if (fails[k] != "") printf "|  | failed: %s | | | | | | |\n", fails[k]
+			}
+		}
+		print ""
+		if (nom[rtt, "onebyte"] > 0) {
+			print "| 1-byte scp | client | beyond `ssh host true`, s (median of reps) | round trips |"
+			print "|---|---|---:|---:|"
+			for (j = 1; j <= nom[rtt, "onebyte"]; j++) {
+				mode = om[rtt, "onebyte", j]
+				v = med(rtt SUBSEP "onebyte" SUBSEP mode SUBSEP "net")
+				split(mode, mp, ":")
+				printf "| %s | %s | %s | %s |\n", mp[1], mp[2], v, (rtt > 0 ? sprintf("%.1f", v * 1000 / rtt) : "–")
+			}
+			print ""
+		}
+	}
+}' "$csv"
+} > "$out/results.md"
+cat "$out/results.md"

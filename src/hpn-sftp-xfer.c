@@ -1,0 +1,2919 @@
+/*
+ * HPN patch set: an SFTP transfer engine that keeps many files in flight.
+ *
+ * Upstream's sftp and scp move one file at a time, and each file costs
+ * round trips in series: stat, open, data, close, attributes.  On a long
+ * path a tree of small files then moves at a few files per second, however
+ * large the windows.  Here one event loop over the one SFTP session keeps
+ * many files in flight:
+ *
+ *  - the OPENs of the next files go out while earlier files' data flows;
+ *  - the reads and writes of all files share one budget of bytes in flight
+ *    (the ~64 MiB hpn-sftp.c sizes the request count to), oldest files
+ *    first so that they finish and free their handles;
+ *  - CLOSE and FSETSTAT go out right behind a file's data, SETSTAT of a
+ *    directory once its contents are done: nothing waits for their replies;
+ *  - directories are created before the files in them: a download's local
+ *    directory before its listing is read, an upload's MKDIR acknowledged
+ *    before the OPENs of its files go out (SFTP lets a server reorder
+ *    requests on different paths);
+ *  - the handles held (files and directories, asked for or open) stay
+ *    within the server's limits@openssh.com open-handles figure, or
+ *    HPN_SFTP_HANDLES_DEFAULT for servers that give none;
+ *  - replies are matched to requests by id; an error on one file names the
+ *    file and the others carry on; the caller's status is -1.
+ * For a single file the requests that do not wait on each other go out
+ * together: STAT/REALPATH/OPENDIR, the reads (exactly the size, then one
+ * at the end to see it) and the CLOSE, the writes, FSETSTAT and CLOSE.
+ * With INIT (sftp_init) go the limits request and, for scp, the stat of
+ * the first path it will look at (hpn_sftp_prefetch), answered from a
+ * one-shot cache.
+ *
+ * It needs nothing of the server beyond SFTP version 3.  Per file it does
+ * what upstream's sftp_download()/sftp_upload() and the directory walks
+ * do, with the same paths and checks (names with '/' from a server's
+ * listing are refused, "." and ".." skipped); resume (-a, reget, reput),
+ * fsync of uploads and bandwidth limits (-l) are left to upstream's code.
+ * On Ctrl-C (interrupted) it stops asking, lets what is out drain,
+ * truncates a partial download at its contiguous end and sets no times on
+ * anything incomplete.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "openbsd-compat/sys-queue.h"
+#include "openbsd-compat/sys-tree.h"
+
+#include "xmalloc.h"
+#include "ssherr.h"
+#include "sshbuf.h"
+#include "log.h"
+#include "atomicio.h"
+#include "misc.h"
+#include "utf8.h"
+
+#include "sftp.h"
+#include "sftp-common.h"
+#include "sftp-client.h"
+
+#include "hpn.h"
+#include "hpn-sftp-xfer.h"
+
+extern volatile sig_atomic_t interrupted;
+extern int showprogress;
+
+#define MAX_DIR_DEPTH	64		/* upstream's */
+#define X_OBUF_MAX	(4 * 1024 * 1024)	/* composed, not yet written */
+#define X_READ_MAX	(256 * 1024)	/* one read of replies */
+#define X_READDIRS	8		/* READDIRs out per directory */
+#define X_WAITQ_LOW	4096		/* files waiting before listing pauses */
+#define X_DATA_REQS	4		/* data requests out: nreq times this */
+
+/* ------------------------------------------------------------------ */
+/* the connection: requests that ride with INIT */
+
+/*
+ * What goes with INIT besides the limits request: scp knows the remote path
+ * it will look at first, and what it will do there.
+ *  - a download: LSTAT and STAT of the source (its glob, then the engine);
+ *    with -r also REALPATH and OPENDIR (failing harmlessly on a file).
+ *  - an upload: STAT of the target (is it a directory?) and, for the first
+ *    source, the request upstream makes next when it is one: MKDIR of
+ *    target/name (with -r) or OPEN of target/name (a file).  Both can only
+ *    succeed where target is a directory, that is exactly where upstream
+ *    makes the same request a round trip later; elsewhere they fail and
+ *    change nothing.  A file also gets the OPEN of target itself, which
+ *    upstream sends where target is not a directory, and which fails on a
+ *    directory (unless the target must be a directory: -d, several
+ *    sources).  In whatever order a server takes the two, creating a file
+ *    cannot make the other one succeed.  The local file is opened first
+ *    (and kept), so that a source upstream could not read creates nothing
+ *    remote.
+ *  - sftp: REALPATH of "." (its remote working directory).  And before
+ *    the glob of a get (hpn_sftp_lookahead), in one round trip: LSTAT and
+ *    STAT of a source without glob characters, REALPATH and OPENDIR with
+ *    -r, where upstream would take two (the glob's lstat, then the
+ *    directory's).
+ * Each answer is used once, by the lookup or the transfer it stands for;
+ * a handle no transfer takes is closed by the next engine run.
+ */
+enum {
+	E_LIMITS, E_DOT, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_PREAL, E_MKDIR,
+	E_PSTAT, E_OPEN, E_OPENT, E_MAX
+};
+
+struct early {
+	u_int id;			/* 0: not asked */
+	int done;			/* answered */
+	int used;
+	u_int status;			/* SSH2_FX_OK: it gave what was asked */
+	Attrib a;
+	char *str;			/* REALPATH */
+	u_char *handle;
+	size_t hlen;
+};
+
+struct hpn_sftp {
+	int fd_in, fd_out;
+	u_int *msg_id;			/* the connection's, shared */
+	u_int version;
+	u_int rbuflen, wbuflen, nreq;
+	u_int64_t open_handles;		/* the server's figure, 0: none */
+	int upstream;			/* -l: upstream's code does it all */
+	struct early e[E_MAX];
+	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
+	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
+	char *put_targ;			/* E_OPENT: or there */
+	int put_fd;
+	int put_preserve;
+};
+
+static struct {
+	char *path;
+	int lstat, getdir;
+	char *put_src, *put_dst;
+	int put_dir, put_fd, put_preserve, put_targ;
+	Attrib put_a;
+} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, 0, { 0 } };
+
+static void
+prefetch_clear(void)
+{
+	free(pf.path);
+	free(pf.put_src);
+	free(pf.put_dst);
+	if (pf.put_fd != -1)
+		close(pf.put_fd);
+	memset(&pf, 0, sizeof(pf));
+	pf.put_fd = -1;
+}
+
+/* upstream's prepare_remote_path(), without ~user (NULL) */
+static const char *
+prepare_path(const char *path)
+{
+	if (*path == '\0' || strcmp(path, "~") == 0)
+		return ".";
+	if (strncmp(path, "~/", 2) == 0) {
+		path += 2 + strspn(path + 2, "/");
+		return *path == '\0' ? "." : path;
+	}
+	return *path == '~' ? NULL : path;
+}
+
+/* scp, before it connects to download src (recursive: -r). */
+void
+hpn_sftp_prefetch_get(const char *src, int recursive)
+{
+	const char *p;
+
+	prefetch_clear();
+	if ((p = prepare_path(src)) == NULL || strpbrk(p, "*?[\\") != NULL)
+		return;		/* globbed or expanded: nothing known */
+	pf.path = xstrdup(p);
+	pf.lstat = 1;
+	pf.getdir = recursive;
+}
+
+/* scp, before it connects to upload src to targ (must_be_dir: -d...). */
+void
+hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
+    int preserve, int must_be_dir)
+{
+	const char *p;
+	char *tmp, *name;
+	struct stat sb;
+
+	prefetch_clear();
+	if ((p = prepare_path(targ)) == NULL)
+		return;
+	pf.path = xstrdup(p);
+	if (stat(src, &sb) == -1)
+		return;
+	tmp = xstrdup(src);
+	name = basename(tmp);
+	if (name == NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strcmp(name, "/") == 0 ||
+	    (!S_ISREG(sb.st_mode) && !(S_ISDIR(sb.st_mode) && recursive))) {
+		free(tmp);
+		return;
+	}
+	if (S_ISREG(sb.st_mode) &&
+	    ((pf.put_fd = open(src, O_RDONLY)) == -1 ||
+	    fstat(pf.put_fd, &sb) == -1 || !S_ISREG(sb.st_mode))) {
+		if (pf.put_fd != -1)
+			close(pf.put_fd);
+		pf.put_fd = -1;
+		free(tmp);
+		return;
+	}
+	pf.put_dir = S_ISDIR(sb.st_mode);
+	pf.put_targ = !pf.put_dir && !must_be_dir;
+	pf.put_src = xstrdup(src);
+	pf.put_dst = sftp_path_append(pf.path, name);
+	pf.put_preserve = preserve;
+	/* the attributes upstream's OPEN or MKDIR sends */
+	stat_to_attrib(&sb, &pf.put_a);
+	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	pf.put_a.perm &= pf.put_dir ? 01777 : 0777;
+	if (!preserve)
+		pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	if (pf.put_dir)
+		pf.put_a.perm |= (S_IWUSR|S_IXUSR);
+	free(tmp);
+}
+
+struct hpn_sftp *
+hpn_sftp_attach(int fd_in, int fd_out, u_int *msg_id)
+{
+	struct hpn_sftp *h;
+
+	h = xcalloc(1, sizeof(*h));
+	h->fd_in = fd_in;
+	h->fd_out = fd_out;
+	h->msg_id = msg_id;
+	h->version = SSH2_FILEXFER_VERSION;
+	h->put_fd = -1;
+	return h;
+}
+
+static size_t
+frame_start(struct sshbuf *b, u_char type, u_int id)
+{
+	size_t start = sshbuf_len(b);
+	int r;
+
+	if ((r = sshbuf_put_u32(b, 0)) != 0 ||
+	    (r = sshbuf_put_u8(b, type)) != 0 ||
+	    (r = sshbuf_put_u32(b, id)) != 0)
+		fatal_fr(r, "compose");
+	return start;
+}
+
+static void
+frame_end(struct sshbuf *b, size_t start)
+{
+	size_t len = sshbuf_len(b) - start - 4;
+
+	if (len > SFTP_MAX_MSG_LENGTH)
+		fatal("Outbound message too long %zu", len);
+	POKE_U32(sshbuf_mutable_ptr(b) + start, len);
+}
+
+/* A path request, with attributes (a) and open flags (pflags) or not. */
+static void
+frame_path(struct sshbuf *b, u_char type, u_int id, const char *path,
+    const Attrib *a, u_int pflags)
+{
+	size_t start = frame_start(b, type, id);
+	int r;
+
+	if ((r = sshbuf_put_cstring(b, path)) != 0 ||
+	    (type == SSH2_FXP_OPEN && (r = sshbuf_put_u32(b, pflags)) != 0) ||
+	    (a != NULL && (r = encode_attrib(b, a)) != 0))
+		fatal_fr(r, "compose");
+	frame_end(b, start);
+}
+
+static void
+early_path(struct hpn_sftp *h, struct sshbuf *b, int kind, u_char type,
+    const char *path, const Attrib *a, u_int pflags)
+{
+	h->e[kind].id = (*h->msg_id)++;
+	frame_path(b, type, h->e[kind].id, path, a, pflags);
+	debug3_f("T:%u I:%u P:%s with INIT", type, h->e[kind].id, path);
+}
+
+/* With INIT: the limits request, and what scp will ask first. */
+void
+hpn_sftp_early_send(struct hpn_sftp *h, int limited)
+{
+	struct sshbuf *b;
+	size_t start;
+	int r;
+
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	h->e[E_LIMITS].id = (*h->msg_id)++;
+	start = frame_start(b, SSH2_FXP_EXTENDED, h->e[E_LIMITS].id);
+	if ((r = sshbuf_put_cstring(b, "limits@openssh.com")) != 0)
+		fatal_fr(r, "compose");
+	frame_end(b, start);
+	early_path(h, b, E_DOT, SSH2_FXP_REALPATH, ".", NULL, 0);
+	if (pf.path != NULL) {
+		h->pf_path = pf.path;
+		pf.path = NULL;
+		if (pf.lstat)
+			early_path(h, b, E_LSTAT, SSH2_FXP_LSTAT, h->pf_path,
+			    NULL, 0);
+		early_path(h, b, E_STAT, SSH2_FXP_STAT, h->pf_path, NULL, 0);
+		/* handles and changes only for the engine (not with -l) */
+		if (pf.getdir && !limited) {
+			early_path(h, b, E_REAL, SSH2_FXP_REALPATH,
+			    h->pf_path, NULL, 0);
+			early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR,
+			    h->pf_path, NULL, 0);
+		}
+	}
+	if (pf.put_dst != NULL && !limited) {
+		h->put_src = pf.put_src;
+		h->put_dst = pf.put_dst;
+		h->put_fd = pf.put_fd;
+		h->put_preserve = pf.put_preserve;
+		pf.put_src = pf.put_dst = NULL;
+		pf.put_fd = -1;
+		if (pf.put_dir) {
+			early_path(h, b, E_PREAL, SSH2_FXP_REALPATH,
+			    h->put_dst, NULL, 0);
+			early_path(h, b, E_MKDIR, SSH2_FXP_MKDIR, h->put_dst,
+			    &pf.put_a, 0);
+			early_path(h, b, E_PSTAT, SSH2_FXP_STAT, h->put_dst,
+			    NULL, 0);
+		} else {
+			early_path(h, b, E_OPEN, SSH2_FXP_OPEN, h->put_dst,
+			    &pf.put_a, SSH2_FXF_WRITE | SSH2_FXF_CREAT);
+			if (pf.put_targ) {
+				h->put_targ = xstrdup(h->pf_path);
+				early_path(h, b, E_OPENT, SSH2_FXP_OPEN,
+				    h->put_targ, &pf.put_a,
+				    SSH2_FXF_WRITE | SSH2_FXF_CREAT);
+			}
+		}
+	}
+	prefetch_clear();
+	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
+	    sshbuf_len(b)) != sshbuf_len(b))
+		fatal("Couldn't send packet: %s", strerror(errno));
+	sshbuf_free(b);
+}
+
+static void
+recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
+{
+	u_char *p;
+	u_int len;
+	int r;
+
+	sshbuf_reset(m);
+	if ((r = sshbuf_reserve(m, 4, &p)) != 0)
+		fatal_fr(r, "reserve");
+	if (atomicio(read, h->fd_in, p, 4) != 4)
+		fatal("Connection closed");
+	if ((r = sshbuf_get_u32(m, &len)) != 0)
+		fatal_fr(r, "parse");
+	if (len > SFTP_MAX_MSG_LENGTH)
+		fatal("Received message too long %u", len);
+	if ((r = sshbuf_reserve(m, len, &p)) != 0)
+		fatal_fr(r, "reserve");
+	if (atomicio(read, h->fd_in, p, len) != len)
+		fatal("Connection closed");
+}
+
+/* One reply to an early request (not limits). */
+static void
+early_reply(struct early *e, u_char type, struct sshbuf *m)
+{
+	char *longname;
+	u_int count;
+	int r;
+
+	e->done = 1;
+	e->status = SSH2_FX_FAILURE;
+	switch (type) {
+	case SSH2_FXP_STATUS:
+		if ((r = sshbuf_get_u32(m, &e->status)) != 0)
+			fatal_fr(r, "parse status");
+		break;
+	case SSH2_FXP_ATTRS:
+		if ((r = decode_attrib(m, &e->a)) != 0)
+			error_fr(r, "decode_attrib");
+		else
+			e->status = SSH2_FX_OK;
+		break;
+	case SSH2_FXP_HANDLE:
+		if ((r = sshbuf_get_string(m, &e->handle, &e->hlen)) != 0)
+			fatal_fr(r, "parse handle");
+		e->status = SSH2_FX_OK;
+		break;
+	case SSH2_FXP_NAME:
+		if ((r = sshbuf_get_u32(m, &count)) != 0)
+			fatal_fr(r, "parse count");
+		if (count != 1)
+			fatal("Got multiple names (%d) from SSH2_FXP_REALPATH",
+			    count);
+		if ((r = sshbuf_get_cstring(m, &e->str, NULL)) != 0 ||
+		    (r = sshbuf_get_cstring(m, &longname, NULL)) != 0 ||
+		    (r = decode_attrib(m, &e->a)) != 0)
+			fatal_fr(r, "parse filename/attrib");
+		free(longname);
+		e->status = SSH2_FX_OK;
+		break;
+	default:
+		fatal("Unexpected reply type %u to an early request", type);
+	}
+}
+
+/*
+ * After VERSION: the replies to hpn_sftp_early_send().  0: limits filled
+ * in; 1: the server does not have the extension (its reply, an error
+ * status, is dropped); -1: it has it and its reply was not one.
+ */
+int
+hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
+    struct sftp_limits *limits)
+{
+	struct sshbuf *m;
+	u_char type;
+	u_int id, n = 0, got;
+	int r, i, ret = 1;
+
+	if ((m = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	for (i = 0; i < E_MAX; i++)
+		n += h->e[i].id != 0;
+	for (got = 0; got < n; got++) {
+		recv_blocking(h, m);
+		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
+		    (r = sshbuf_get_u32(m, &id)) != 0)
+			fatal_fr(r, "parse");
+		for (i = 0; i < E_MAX; i++)
+			if (h->e[i].id == id && !h->e[i].done)
+				break;
+		if (i == E_MAX)
+			fatal("ID mismatch (%u != %u)", id, h->e[E_LIMITS].id);
+		if (i != E_LIMITS) {
+			early_reply(&h->e[i], type, m);
+			continue;
+		}
+		h->e[i].done = 1;
+		if (type != SSH2_FXP_EXTENDED_REPLY) {
+			debug_f("limits: expected SSH2_FXP_EXTENDED_REPLY(%u), "
+			    "got %u", SSH2_FXP_EXTENDED_REPLY, type);
+			ret = has_limits ? -1 : 1;
+			continue;
+		}
+		memset(limits, 0, sizeof(*limits));
+		if ((r = sshbuf_get_u64(m, &limits->packet_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->read_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->write_length)) != 0 ||
+		    (r = sshbuf_get_u64(m, &limits->open_handles)) != 0)
+			fatal_fr(r, "parse limits");
+		if (has_limits) {
+			h->open_handles = limits->open_handles;
+			ret = 0;
+		}
+	}
+	sshbuf_free(m);
+	return ret;
+}
+
+void
+hpn_sftp_settle(struct hpn_sftp *h, u_int version, u_int rbuflen,
+    u_int wbuflen, u_int nreq, u_int64_t limit_kbps)
+{
+	h->version = version;
+	h->rbuflen = rbuflen;
+	h->wbuflen = wbuflen;
+	h->nreq = nreq;
+	h->upstream = limit_kbps > 0;
+	debug2_f("server open-handles %llu, requests %u x %u / %u bytes%s",
+	    (unsigned long long)h->open_handles, nreq, rbuflen, wbuflen,
+	    h->upstream ? ", limited: upstream's transfers" : "");
+}
+
+/* Equal paths, but for trailing slashes ("dir/" from a glob, "dir"). */
+static int
+same_path(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* The early answer for kind about path, taken or not (NULL: none). */
+static struct early *
+early_peek(struct hpn_sftp *h, int kind, const char *path)
+{
+	struct early *e;
+	const char *want;
+
+	if (h == NULL || (e = &h->e[kind])->id == 0 || !e->done)
+		return NULL;
+	if (kind == E_DOT)
+		want = ".";
+	else if (kind == E_OPENT)
+		want = h->put_targ;
+	else
+		want = kind >= E_PREAL ? h->put_dst : h->pf_path;
+	if (want == NULL || path == NULL || !same_path(path, want))
+		return NULL;
+	return e;
+}
+
+/* An early answer for kind about path, not taken yet: take it. */
+static struct early *
+early_take(struct hpn_sftp *h, int kind, const char *path)
+{
+	struct early *e;
+
+	if ((e = early_peek(h, kind, path)) == NULL || e->used)
+		return NULL;
+	if (kind == E_LSTAT || kind == E_STAT) {
+		/* lookups: only the very path asked for */
+		if (strcmp(path, h->pf_path) != 0)
+			return NULL;
+	}
+	e->used = 1;
+	return e;
+}
+
+/*
+ * sftp_stat()/sftp_lstat() (lstat nonzero): the prefetched answer for path,
+ * once.  Returns 1 with *ret set (as upstream's, messages included), or 0.
+ */
+int
+hpn_sftp_cached_stat(struct hpn_sftp *h, const char *path, int lstat,
+    int quiet, struct Attrib *a, int *ret)
+{
+	struct early *e;
+
+	if (h == NULL ||
+	    (e = early_take(h, lstat ? E_LSTAT : E_STAT, path)) == NULL)
+		return 0;
+	debug3_f("%s \"%s\" answered with INIT", lstat ? "lstat" : "stat",
+	    path);
+	if (e->status != SSH2_FX_OK) {
+		if (quiet)
+			debug("stat remote: %s", fx2txt(e->status));
+		else
+			error("stat remote: %s", fx2txt(e->status));
+		*ret = -1;
+		return 1;
+	}
+	if (a != NULL)
+		*a = e->a;
+	*ret = 0;
+	return 1;
+}
+
+/*
+ * sftp's get, before its glob of path: what the glob and the transfer will
+ * ask about it, all at once (see above).  Synchronous: one round trip.
+ */
+static struct hpn_sftp *lookahead_h;	/* answers to drop after the get */
+
+void
+hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
+{
+	struct sshbuf *b, *m;
+	struct early *e;
+	u_char type;
+	u_int id, n = 0, got, hid = 0;
+	int r, i, kinds[] = { E_LSTAT, E_STAT, E_REAL, E_OPENDIR };
+
+	if (h == NULL || h->upstream || path == NULL ||
+	    strpbrk(path, "*?[\\") != NULL)
+		return;
+	if ((b = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	/* earlier answers of these kinds go; so does a handle none took */
+	if ((e = &h->e[E_OPENDIR])->handle != NULL) {
+		size_t start;
+
+		hid = (*h->msg_id)++;
+		start = frame_start(b, SSH2_FXP_CLOSE, hid);
+		if ((r = sshbuf_put_string(b, e->handle, e->hlen)) != 0)
+			fatal_fr(r, "compose");
+		frame_end(b, start);
+		n++;
+	}
+	for (i = 0; i < 4; i++) {
+		e = &h->e[kinds[i]];
+		free(e->str);
+		free(e->handle);
+		memset(e, 0, sizeof(*e));
+	}
+	free(h->pf_path);
+	h->pf_path = xstrdup(path);
+	lookahead_h = h;
+	early_path(h, b, E_LSTAT, SSH2_FXP_LSTAT, path, NULL, 0);
+	early_path(h, b, E_STAT, SSH2_FXP_STAT, path, NULL, 0);
+	n += 2;
+	if (recursive) {
+		early_path(h, b, E_REAL, SSH2_FXP_REALPATH, path, NULL, 0);
+		early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR, path, NULL, 0);
+		n += 2;
+	}
+	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
+	    sshbuf_len(b)) != sshbuf_len(b))
+		fatal("Couldn't send packet: %s", strerror(errno));
+	for (got = 0; got < n; got++) {
+		recv_blocking(h, m);
+		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
+		    (r = sshbuf_get_u32(m, &id)) != 0)
+			fatal_fr(r, "parse");
+		if (hid != 0 && id == hid)
+			continue;	/* the old handle's CLOSE */
+		for (i = 0; i < 4; i++)
+			if (h->e[kinds[i]].id == id && !h->e[kinds[i]].done)
+				break;
+		if (i == 4)
+			fatal("ID mismatch (%u)", id);
+		early_reply(&h->e[kinds[i]], type, m);
+	}
+	sshbuf_free(b);
+	sshbuf_free(m);
+}
+
+/* sftp_realpath(): the answer for "." that went with INIT, once. */
+char *
+hpn_sftp_cached_realpath(struct hpn_sftp *h, const char *path)
+{
+	struct early *e;
+
+	if (path == NULL || strcmp(path, ".") != 0 ||
+	    (e = early_take(h, E_DOT, path)) == NULL)
+		return NULL;
+	if (e->status != SSH2_FX_OK) {
+		e->used = 0;	/* upstream's own request, and message */
+		return NULL;
+	}
+	debug3_f("realpath \".\" answered with INIT: %s", e->str);
+	return xstrdup(e->str);
+}
+
+static void
+early_free(struct hpn_sftp *h)
+{
+	int i;
+
+	for (i = 0; i < E_MAX; i++) {
+		free(h->e[i].str);
+		free(h->e[i].handle);
+		h->e[i].str = NULL;
+		h->e[i].handle = NULL;
+		h->e[i].used = 1;
+	}
+	if (h->put_fd != -1)
+		close(h->put_fd);
+	h->put_fd = -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* jobs: what the callers asked for */
+
+enum { J_GET, J_GETDIR, J_PUT, J_PUTDIR };
+
+struct xjob {
+	TAILQ_ENTRY(xjob) next;
+	struct sftp_conn *conn;
+	struct hpn_sftp *h;
+	int kind;
+	char *src, *dst;
+	Attrib a;
+	int have_a;
+	int preserve, print_flag, fsync, follow, inplace;
+	int ret;
+};
+TAILQ_HEAD(xjobs, xjob);
+
+static int batching;
+static struct xjobs batchq = TAILQ_HEAD_INITIALIZER(batchq);
+static int batch_failed;
+
+static int run_jobs(struct hpn_sftp *, struct xjobs *);
+
+static struct xjob *
+job_new(struct sftp_conn *conn, struct hpn_sftp *h, int kind,
+    const char *src, const char *dst)
+{
+	struct xjob *j;
+
+	j = xcalloc(1, sizeof(*j));
+	j->conn = conn;
+	j->h = h;
+	j->kind = kind;
+	j->src = xstrdup(src);
+	j->dst = xstrdup(dst);
+	return j;
+}
+
+static void
+job_free(struct xjob *j)
+{
+	free(j->src);
+	free(j->dst);
+	free(j);
+}
+
+/* Now, or at the end of the batch (then 0 now). */
+static int
+submit(struct xjob *j)
+{
+	struct xjobs q;
+	int ret;
+
+	if (batching) {
+		TAILQ_INSERT_TAIL(&batchq, j, next);
+		return 0;
+	}
+	TAILQ_INIT(&q);
+	TAILQ_INSERT_TAIL(&q, j, next);
+	ret = run_jobs(j->h, &q);
+	return ret;
+}
+
+int
+hpn_sftp_get(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
+    const char *dst, struct Attrib *a, int preserve, int resume, int fsync,
+    int inplace)
+{
+	struct xjob *j;
+
+	if (h == NULL || h->upstream || resume)
+		return HPN_SFTP_UPSTREAM;
+	j = job_new(conn, h, J_GET, src, dst);
+	if (a != NULL) {
+		j->a = *a;
+		j->have_a = 1;
+	}
+	j->preserve = preserve;
+	j->fsync = fsync;
+	j->inplace = inplace;
+	return submit(j);
+}
+
+int
+hpn_sftp_get_dir(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
+    const char *dst, struct Attrib *dirattrib, int preserve, int print_flag,
+    int resume, int fsync, int follow, int inplace)
+{
+	struct xjob *j;
+
+	if (h == NULL || h->upstream || resume)
+		return HPN_SFTP_UPSTREAM;
+	j = job_new(conn, h, J_GETDIR, src, dst);
+	if (dirattrib != NULL) {
+		j->a = *dirattrib;
+		j->have_a = 1;
+	}
+	j->preserve = preserve;
+	j->print_flag = print_flag;
+	j->fsync = fsync;
+	j->follow = follow;
+	j->inplace = inplace;
+	return submit(j);
+}
+
+int
+hpn_sftp_put(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
+    const char *dst, int preserve, int resume, int fsync, int inplace)
+{
+	struct xjob *j;
+
+	/* fsync@openssh.com and resume: upstream's code */
+	if (h == NULL || h->upstream || resume || fsync)
+		return HPN_SFTP_UPSTREAM;
+	j = job_new(conn, h, J_PUT, src, dst);
+	j->preserve = preserve;
+	j->inplace = inplace;
+	return submit(j);
+}
+
+int
+hpn_sftp_put_dir(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
+    const char *dst, int preserve, int print_flag, int resume, int fsync,
+    int follow, int inplace)
+{
+	struct xjob *j;
+
+	if (h == NULL || h->upstream || resume || fsync)
+		return HPN_SFTP_UPSTREAM;
+	j = job_new(conn, h, J_PUTDIR, src, dst);
+	j->preserve = preserve;
+	j->print_flag = print_flag;
+	j->follow = follow;
+	j->inplace = inplace;
+	return submit(j);
+}
+
+/*
+ * sftp's get/put and scp's sources: the transfers asked for in between run
+ * together at the end, many files in flight.  Returns -1 if any failed.
+ */
+void
+hpn_sftp_batch_begin(void)
+{
+	batching = 1;
+	batch_failed = 0;
+}
+
+/* Run the queued jobs of one connection (all of them: h == NULL). */
+static void
+batch_run(struct hpn_sftp *h)
+{
+	struct xjobs q;
+	struct xjob *j, *nj;
+
+	while ((j = TAILQ_FIRST(&batchq)) != NULL) {
+		if (h != NULL && j->h != h)
+			break;
+		TAILQ_INIT(&q);
+		for (j = TAILQ_FIRST(&batchq); j != NULL; j = nj) {
+			nj = TAILQ_NEXT(j, next);
+			if (j->h != TAILQ_FIRST(&batchq)->h && q.tqh_first)
+				continue;
+			if (h != NULL && j->h != h)
+				continue;
+			TAILQ_REMOVE(&batchq, j, next);
+			TAILQ_INSERT_TAIL(&q, j, next);
+		}
+		if (TAILQ_EMPTY(&q))
+			break;
+		if (run_jobs(TAILQ_FIRST(&q)->h, &q) != 0)
+			batch_failed = 1;
+	}
+}
+
+int
+hpn_sftp_batch_end(void)
+{
+	int i, ret;
+
+	batching = 0;
+	batch_run(NULL);
+	/* a lookahead's answers serve its own get only (no stale stats) */
+	if (lookahead_h != NULL) {
+		for (i = 0; i < E_MAX; i++)
+			lookahead_h->e[i].used = 1;
+		lookahead_h = NULL;
+	}
+	ret = batch_failed ? -1 : 0;
+	batch_failed = 0;
+	return ret;
+}
+
+void
+hpn_sftp_detach(struct hpn_sftp *h)
+{
+	struct xjob *j;
+
+	if (h == NULL)
+		return;
+	/* Never drop a queued transfer with its connection. */
+	TAILQ_FOREACH(j, &batchq, next) {
+		if (j->h == h) {
+			batch_run(h);
+			break;
+		}
+	}
+	if (lookahead_h == h)
+		lookahead_h = NULL;
+	early_free(h);
+	free(h->pf_path);
+	free(h->put_src);
+	free(h->put_dst);
+	free(h->put_targ);
+	freezero(h, sizeof(*h));
+}
+
+/* ------------------------------------------------------------------ */
+/* the run: files, directories, requests */
+
+enum { F_STAT, F_WAIT, F_OPENING, F_DATA, F_CLOSING, F_CLOSED };
+enum { Q_NONE, Q_WAIT, Q_ACTIVE };
+enum { D_START, D_LIST, D_DONE };
+enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
+
+enum {
+	XR_OPEN, XR_READ, XR_WRITE, XR_CLOSE, XR_FSETSTAT, XR_STAT,
+	XR_REALPATH, XR_OPENDIR, XR_READDIR, XR_DCLOSE, XR_MKDIR, XR_DSTAT,
+	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE
+};
+
+struct xdir;
+
+struct xfile {
+	TAILQ_ENTRY(xfile) qnext;	/* waitq or active */
+	int where;			/* Q_* */
+	struct xjob *job;
+	struct xdir *parent;
+	char *src, *dst;
+	Attrib a;			/* get: remote; put: what to set */
+	int have_a;
+	int link;			/* get: a symlink, stat it first */
+	int step;			/* F_* */
+	int opened;			/* put: local opened; get: remote once */
+	u_char *handle;
+	size_t hlen;
+	int fd;
+	struct hpn_sftp_rd rd;		/* get: reads; put: write acks */
+	u_int nout;			/* requests out */
+	u_int nwrites;			/* put: WRITEs out */
+	u_int64_t off, size;		/* put: next offset; size (progress) */
+	int leof;			/* put: read to its end */
+	int failed;			/* said why; no more data */
+	u_int rstatus;			/* get: read error */
+	int werrno;			/* get: local write error */
+	u_int wstatus;			/* put: remote write error */
+	int close_failed;
+	int skip;			/* not one to copy after all */
+	int sized;			/* put: its size went out (inplace) */
+	u_int64_t counted;		/* get: bytes of it in the total */
+	mode_t mode;
+};
+TAILQ_HEAD(xfiles, xfile);
+
+struct xdir {
+	TAILQ_ENTRY(xdir) qnext;	/* x->dirq or x->listing */
+	int queued;			/* DQ_* */
+	struct xjob *job;
+	struct xdir *parent;
+	char *src, *dst;		/* get: remote, local; put: local, remote */
+	Attrib a;
+	int have_a;
+	int depth;
+	int top;			/* the job's own: realpath first */
+	int step;			/* D_* */
+	u_int waits;			/* replies the start waits for */
+	int real_ok, stat_ok, mkdir_ok, open_ok, stat_isdir;
+	int ok;				/* put: the directory is there */
+	u_int stat_status, open_status;
+	u_char *handle;
+	size_t hlen;
+	int want_open;			/* get: OPENDIR not sent yet */
+	u_int rdout;			/* READDIRs out */
+	int rdeof;
+	u_int pending;			/* children and own listing */
+	int failed;
+	int made;			/* get: local mkdir done */
+	int created;			/* put: our MKDIR made it */
+	mode_t mode, tmpmode;
+};
+TAILQ_HEAD(xdirs, xdir);
+
+struct xreq {
+	RB_ENTRY(xreq) node;
+	u_int id;
+	int kind;
+	struct xfile *f;
+	struct xdir *d;
+	u_int64_t off;
+	u_int len;
+	u_int64_t cost;			/* bytes counted in the budget */
+	char *path;			/* requests that outlive their node */
+};
+
+static int
+xreq_cmp(struct xreq *a, struct xreq *b)
+{
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+RB_HEAD(xreqs, xreq);
+RB_GENERATE_STATIC(xreqs, xreq, node, xreq_cmp);
+
+struct xrun {
+	struct hpn_sftp *h;
+	struct sshbuf *obuf, *ibuf;
+	struct xreqs reqs;
+	u_int nout;			/* requests out */
+	u_int ndata;			/* READ/WRITE out */
+	u_int64_t inflight;		/* their bytes (expected) */
+	u_int64_t budget;		/* at most this many */
+	u_int nhandles;			/* asked for or held */
+	u_int ndirh;			/* of those, directories */
+	u_int max_handles;
+	u_int jobs_left;		/* not finished */
+	struct xfiles waitq;		/* ready to open */
+	u_int nwait;
+	struct xfiles active;		/* open or opening, oldest first */
+	struct xdirs dirq;		/* get: OPENDIR waits; put: to walk */
+	struct xdirs listing;		/* get: READDIRs to send */
+	/* progress */
+	int meter;
+	u_int64_t done_bytes, total_bytes;
+	u_int files_done, files_total;
+	double start, last, rate;
+	u_int64_t last_bytes;
+	int drawn;
+	char curname[256];
+};
+
+static void file_finish(struct xrun *, struct xfile *);
+static void dir_child_done(struct xrun *, struct xdir *, int);
+static void dir_new_get(struct xrun *, struct xjob *, struct xdir *,
+    const char *, const char *, Attrib *, int);
+static void dir_new_put(struct xrun *, struct xjob *, struct xdir *,
+    const char *, const char *, Attrib *, int);
+
+static int
+is_get(struct xjob *j)
+{
+	return j->kind == J_GET || j->kind == J_GETDIR;
+}
+
+/* --- requests out --- */
+
+static struct xreq *
+req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
+{
+	struct xreq *q;
+
+	q = xcalloc(1, sizeof(*q));
+	q->id = (*x->h->msg_id)++;
+	q->kind = kind;
+	q->f = f;
+	q->d = d;
+	if (RB_INSERT(xreqs, &x->reqs, q) != NULL)
+		fatal_f("request id %u in use", q->id);
+	x->nout++;
+	if (f != NULL)
+		f->nout++;
+	return q;
+}
+
+static void
+req_path(struct xrun *x, u_char type, struct xreq *q, const char *path,
+    Attrib *a)
+{
+	size_t start = frame_start(x->obuf, type, q->id);
+	int r;
+
+	if ((r = sshbuf_put_cstring(x->obuf, path)) != 0 ||
+	    (a != NULL && (r = encode_attrib(x->obuf, a)) != 0))
+		fatal_fr(r, "compose");
+	frame_end(x->obuf, start);
+	debug3("Sent message T:%u I:%u P:%s", type, q->id, path);
+}
+
+static void
+req_handle(struct xrun *x, u_char type, struct xreq *q, const u_char *handle,
+    size_t hlen, Attrib *a)
+{
+	size_t start = frame_start(x->obuf, type, q->id);
+	int r;
+
+	if ((r = sshbuf_put_string(x->obuf, handle, hlen)) != 0 ||
+	    (a != NULL && (r = encode_attrib(x->obuf, a)) != 0))
+		fatal_fr(r, "compose");
+	frame_end(x->obuf, start);
+	debug3("Sent message T:%u I:%u", type, q->id);
+}
+
+static void
+send_stat(struct xrun *x, int kind, struct xfile *f, struct xdir *d,
+    const char *path)
+{
+	req_path(x, x->h->version == 0 ? SSH2_FXP_STAT_VERSION_0 :
+	    SSH2_FXP_STAT, req_new(x, kind, f, d), path, NULL);
+}
+
+/* CLOSE of f's handle; the handle counts until the reply. */
+static void
+file_close(struct xrun *x, struct xfile *f)
+{
+	req_handle(x, SSH2_FXP_CLOSE, req_new(x, XR_CLOSE, f, NULL),
+	    f->handle, f->hlen, NULL);
+	free(f->handle);
+	f->handle = NULL;
+	f->hlen = 0;
+	f->step = F_CLOSING;
+}
+
+static int
+budget_left(struct xrun *x)
+{
+	return x->inflight < x->budget &&
+	    x->ndata < x->h->nreq * X_DATA_REQS &&
+	    sshbuf_len(x->obuf) < X_OBUF_MAX;
+}
+
+static void
+send_read(struct xrun *x, struct xfile *f, u_int64_t off, u_int len)
+{
+	struct xreq *q;
+	size_t start;
+	u_int64_t cost = len;
+	int r;
+
+	/* what should come back: the probe at the end costs nothing */
+	if (f->rd.size_known)
+		cost = off >= f->rd.size ? 0 :
+		    MINIMUM(len, f->rd.size - off);
+	q = req_new(x, XR_READ, f, NULL);
+	q->off = off;
+	q->len = len;
+	q->cost = cost;
+	x->ndata++;
+	x->inflight += cost;
+	start = frame_start(x->obuf, SSH2_FXP_READ, q->id);
+	if ((r = sshbuf_put_string(x->obuf, f->handle, f->hlen)) != 0 ||
+	    (r = sshbuf_put_u64(x->obuf, off)) != 0 ||
+	    (r = sshbuf_put_u32(x->obuf, len)) != 0)
+		fatal_fr(r, "compose");
+	frame_end(x->obuf, start);
+	debug3("Request range %llu -> %llu of \"%s\" I:%u",
+	    (unsigned long long)off, (unsigned long long)off + len - 1,
+	    f->src, q->id);
+}
+
+/*
+ * The next WRITE of f, read from the local file straight into the output
+ * buffer.  Returns 1 when one went out, 0 at the end of the file, -1 on a
+ * local read error (said).
+ */
+static int
+send_write(struct xrun *x, struct xfile *f)
+{
+	struct xreq *q;
+	size_t hdr = 4 + 1 + 4 + 4 + f->hlen + 8 + 4, want = x->h->wbuflen;
+	u_char *p;
+	ssize_t n;
+	int r;
+
+	if ((r = sshbuf_reserve(x->obuf, hdr + want, &p)) != 0)
+		fatal_fr(r, "reserve");
+	do
+		n = pread(f->fd, p + hdr, want, (off_t)f->off);
+	while (n == -1 && (errno == EINTR || errno == EAGAIN));
+	if (n <= 0) {
+		if (n == -1)
+			error("read local \"%s\": %s", f->src,
+			    strerror(errno));
+		if ((r = sshbuf_consume_end(x->obuf, hdr + want)) != 0)
+			fatal_fr(r, "consume");
+		return n == 0 ? 0 : -1;
+	}
+	if ((size_t)n < want &&
+	    (r = sshbuf_consume_end(x->obuf, want - n)) != 0)
+		fatal_fr(r, "consume");
+	q = req_new(x, XR_WRITE, f, NULL);
+	q->off = f->off;
+	q->len = n;
+	q->cost = n;
+	x->ndata++;
+	x->inflight += n;
+	f->nwrites++;
+	POKE_U32(p, hdr - 4 + n);
+	p[4] = SSH2_FXP_WRITE;
+	POKE_U32(p + 5, q->id);
+	POKE_U32(p + 9, f->hlen);
+	memcpy(p + 13, f->handle, f->hlen);
+	POKE_U64(p + 13 + f->hlen, f->off);
+	POKE_U32(p + 21 + f->hlen, n);
+	debug3("Sent message SSH2_FXP_WRITE I:%u O:%llu S:%zd of \"%s\"",
+	    q->id, (unsigned long long)f->off, n, f->src);
+	f->off += n;
+	return 1;
+}
+
+/* --- progress: the file in progress, the total and the rate --- */
+
+static int
+can_output(void)
+{
+	return getpgrp() == tcgetpgrp(STDOUT_FILENO);
+}
+
+static const char *
+fmt_size(char *buf, size_t len, u_int64_t bytes, int rate)
+{
+	static const char unit[] = " KMGT";
+	int i;
+
+	if (rate) {
+		bytes *= 100;
+		for (i = 0; bytes >= 100 * 1000 && unit[i] != 'T'; i++)
+			bytes = (bytes + 512) / 1024;
+		if (i == 0) {
+			i++;
+			bytes = (bytes + 512) / 1024;
+		}
+		snprintf(buf, len, "%3llu.%1llu%cB",
+		    (unsigned long long)(bytes + 5) / 100,
+		    (unsigned long long)(bytes + 5) / 10 % 10, unit[i]);
+	} else {
+		for (i = 0; bytes >= 10000 && unit[i] != 'T'; i++)
+			bytes = (bytes + 512) / 1024;
+		snprintf(buf, len, "%4llu%c%s", (unsigned long long)bytes,
+		    unit[i], i ? "B" : " ");
+	}
+	return buf;
+}
+
+static void
+meter_draw(struct xrun *x, int final)
+{
+	struct winsize ws;
+	char sz[32], rt[32], *line = NULL, *name = NULL, *out = NULL;
+	double now = monotime_double(), el, r;
+	int cols = 80, flen, w, pct, secs;
+
+	if (!x->meter || !can_output())
+		return;
+	if (!final && now - x->last < 1.0)
+		return;
+	el = now - x->last;
+	if (el > 0 && !final) {
+		r = (x->done_bytes - x->last_bytes) / el;
+		x->rate = x->rate == 0 ? r : x->rate * 0.9 + r * 0.1;
+	}
+	if (final && now > x->start)
+		x->rate = x->done_bytes / (now - x->start);
+	x->last = now;
+	x->last_bytes = x->done_bytes;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != -1 && ws.ws_col != 0)
+		cols = MINIMUM(ws.ws_col, 512);
+	pct = x->total_bytes == 0 ? 100 :
+	    (int)((double)x->done_bytes / x->total_bytes * 100);
+	if (pct > 100)
+		pct = 100;
+	if (x->files_total <= 1)
+		xasprintf(&name, "%s", x->curname);
+	else if (final)
+		xasprintf(&name, "%u files", x->files_done);
+	else
+		xasprintf(&name, "%s (%u/%u)", x->curname, x->files_done,
+		    x->files_total);
+	flen = w = MAXIMUM(cols - 36, 8);
+	asmprintf(&line, INT_MAX, &w, "%-*s", flen, name);
+	if (w < flen)
+		xextendf(&line, NULL, "%*s", flen - w, "");
+	secs = (int)(now - x->start);
+	xextendf(&line, NULL, " %3d%% %s %s/s  %02d:%02d", pct,
+	    fmt_size(sz, sizeof(sz), x->done_bytes, 0),
+	    fmt_size(rt, sizeof(rt), (u_int64_t)x->rate, 1),
+	    secs / 60, secs % 60);
+	w = cols - 1;
+	asmprintf(&out, INT_MAX, &w, " %s", line);
+	if (out != NULL) {
+		*out = '\r';	/* asmprintf() would escape it */
+		atomicio(vwrite, STDOUT_FILENO, out, strlen(out));
+		if (final)
+			atomicio(vwrite, STDOUT_FILENO, "\n", 1);
+	}
+	x->drawn = 1;
+	free(name);
+	free(line);
+	free(out);
+}
+
+/* The meter names this file (the one last started). */
+static void
+meter_file(struct xrun *x, struct xfile *f)
+{
+	const char *base = strrchr(f->src, '/');
+
+	base = base != NULL && base[1] != '\0' ? base + 1 : f->src;
+	strlcpy(x->curname, base, sizeof(x->curname));
+}
+
+/* --- files --- */
+
+static struct xfile *
+file_new(struct xrun *x, struct xjob *j, struct xdir *parent,
+    const char *src, const char *dst)
+{
+	struct xfile *f;
+
+	f = xcalloc(1, sizeof(*f));
+	f->job = j;
+	f->parent = parent;
+	f->src = xstrdup(src);
+	f->dst = xstrdup(dst);
+	f->fd = -1;
+	f->step = F_WAIT;
+	if (parent != NULL)
+		parent->pending++;
+	x->files_total++;
+	return f;
+}
+
+static void
+waitq_add(struct xrun *x, struct xfile *f, int front)
+{
+	f->step = F_WAIT;
+	f->where = Q_WAIT;
+	if (front)
+		TAILQ_INSERT_HEAD(&x->waitq, f, qnext);
+	else
+		TAILQ_INSERT_TAIL(&x->waitq, f, qnext);
+	x->nwait++;
+}
+
+static void
+unlink_file(struct xrun *x, struct xfile *f)
+{
+	if (f->where == Q_WAIT) {
+		TAILQ_REMOVE(&x->waitq, f, qnext);
+		x->nwait--;
+	} else if (f->where == Q_ACTIVE)
+		TAILQ_REMOVE(&x->active, f, qnext);
+	f->where = Q_NONE;
+}
+
+/* get: a file whose attributes are known; is it one to fetch? */
+static void
+get_file_ready(struct xrun *x, struct xfile *f)
+{
+	/* Do not preserve set[ug]id here, as we do not preserve ownership */
+	f->mode = (f->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+	    (f->a.perm & 0777) : 0666;
+	if ((f->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
+	    !S_ISREG(f->a.perm)) {
+		error("download %s: not a regular file", f->src);
+		f->failed = 1;
+		file_finish(x, f);
+		return;
+	}
+	hpn_sftp_rd_init(&f->rd, f->a.size,
+	    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0, x->h->rbuflen);
+	if (f->rd.size_known) {
+		f->counted = f->a.size;
+		x->total_bytes += f->a.size;
+	}
+	waitq_add(x, f, 0);
+}
+
+/* put: the local file of f (fd: already open, or -1); 0 or -1 (said). */
+static int
+put_local_open(struct xrun *x, struct xfile *f, int fd)
+{
+	struct stat sb;
+
+	if ((f->fd = fd) == -1 && (f->fd = open(f->src, O_RDONLY)) == -1) {
+		error("open local \"%s\": %s", f->src, strerror(errno));
+		return -1;
+	}
+	f->opened = 1;
+	if (fstat(f->fd, &sb) == -1) {
+		error("fstat local \"%s\": %s", f->src, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		error("local \"%s\" is not a regular file", f->src);
+		return -1;
+	}
+	x->total_bytes = x->total_bytes - f->size + sb.st_size;
+	f->size = sb.st_size;
+	stat_to_attrib(&sb, &f->a);
+	f->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	f->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	f->a.perm &= 0777;
+	if (!f->job->preserve)
+		f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
+	return 0;
+}
+
+/*
+ * put: the OPEN of f that went with INIT (hpn_sftp_prefetch_put), if f is
+ * that upload: it has its handle at once.  Returns 1 when taken.
+ */
+static int
+put_early(struct xrun *x, struct xfile *f)
+{
+	struct hpn_sftp *h = x->h;
+	struct early *e;
+
+	if (h->put_src == NULL || strcmp(f->src, h->put_src) != 0 ||
+	    !f->job->inplace || f->job->preserve != h->put_preserve ||
+	    ((e = early_take(h, E_OPEN, f->dst)) == NULL &&
+	    (e = early_take(h, E_OPENT, f->dst)) == NULL))
+		return 0;
+	/* the local file it opened, whatever the remote answer */
+	meter_file(x, f);
+	unlink_file(x, f);
+	f->where = Q_ACTIVE;
+	TAILQ_INSERT_TAIL(&x->active, f, qnext);
+	if (put_local_open(x, f, h->put_fd) != 0) {
+		h->put_fd = -1;
+		f->failed = 1;
+		if (e->status == SSH2_FX_OK) {
+			/* the handle goes, as the file would have */
+			f->handle = e->handle;
+			f->hlen = e->hlen;
+			e->handle = NULL;
+			x->nhandles++;
+			file_close(x, f);
+			return 1;
+		}
+		file_finish(x, f);
+		return 1;
+	}
+	h->put_fd = -1;
+	if (e->status != SSH2_FX_OK) {
+		/* ask again, now that it is known where: its own OPEN */
+		f->step = F_WAIT;
+		unlink_file(x, f);
+		waitq_add(x, f, 1);
+		return 1;
+	}
+	debug2_f("\"%s\" opened with INIT", f->dst);
+	f->handle = e->handle;
+	f->hlen = e->hlen;
+	e->handle = NULL;
+	x->nhandles++;
+	f->step = F_DATA;
+	return 1;
+}
+
+/* A file's turn for a handle: ask for it. */
+static void
+file_open(struct xrun *x, struct xfile *f)
+{
+	struct xreq *q;
+	Attrib junk;
+	size_t start;
+	u_int pflags;
+	int r;
+
+	if (f->where != Q_ACTIVE) {
+		f->where = Q_ACTIVE;
+		TAILQ_INSERT_TAIL(&x->active, f, qnext);
+	}
+	meter_file(x, f);
+	if (is_get(f->job)) {
+		attrib_clear(&junk);
+		pflags = SSH2_FXF_READ;
+		q = req_new(x, XR_OPEN, f, NULL);
+		start = frame_start(x->obuf, SSH2_FXP_OPEN, q->id);
+		if ((r = sshbuf_put_cstring(x->obuf, f->src)) != 0 ||
+		    (r = sshbuf_put_u32(x->obuf, pflags)) != 0 ||
+		    (r = encode_attrib(x->obuf, &junk)) != 0)
+			fatal_fr(r, "compose");
+		frame_end(x->obuf, start);
+		debug3("Sent remote message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
+		    q->id, f->src, pflags);
+		x->nhandles++;
+		f->step = F_OPENING;
+		return;
+	}
+	/* put: the local file first */
+	if (!f->opened && put_local_open(x, f, -1) != 0)
+		goto fail;
+	pflags = SSH2_FXF_WRITE | SSH2_FXF_CREAT |
+	    (f->job->inplace ? 0 : SSH2_FXF_TRUNC);
+	q = req_new(x, XR_OPEN, f, NULL);
+	start = frame_start(x->obuf, SSH2_FXP_OPEN, q->id);
+	if ((r = sshbuf_put_cstring(x->obuf, f->dst)) != 0 ||
+	    (r = sshbuf_put_u32(x->obuf, pflags)) != 0 ||
+	    (r = encode_attrib(x->obuf, &f->a)) != 0)
+		fatal_fr(r, "compose");
+	frame_end(x->obuf, start);
+	debug3("Sent dest message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
+	    q->id, f->dst, pflags);
+	x->nhandles++;
+	f->step = F_OPENING;
+	return;
+ fail:
+	f->failed = 1;
+	file_finish(x, f);
+}
+
+/* The bytes of the open files not asked for yet. */
+static u_int64_t
+unasked(struct xrun *x)
+{
+	struct xfile *f;
+	u_int64_t n = 0;
+
+	TAILQ_FOREACH(f, &x->active, qnext) {
+		if (is_get(f->job))
+			n += f->rd.size_known && f->rd.next < f->rd.size ?
+			    f->rd.size - f->rd.next : x->h->rbuflen;
+		else
+			n += f->size > f->off ? f->size - f->off : 0;
+	}
+	return n;
+}
+
+/* get: reads of f within the budget, then its CLOSE as soon as it may. */
+static void
+get_pump(struct xrun *x, struct xfile *f)
+{
+	u_int64_t off;
+	u_int len;
+
+	if (f->step != F_DATA)
+		return;
+	while (!f->failed && !interrupted && budget_left(x) &&
+	    hpn_sftp_rd_next(&f->rd, &off, &len))
+		send_read(x, f, off, len);
+	if (f->failed || interrupted || hpn_sftp_rd_planned(&f->rd) ||
+	    hpn_sftp_rd_done(&f->rd))
+		file_close(x, f);
+}
+
+/* put: writes of f within the budget, then FSETSTAT and CLOSE. */
+static void
+put_pump(struct xrun *x, struct xfile *f)
+{
+	struct xreq *q;
+	Attrib t;
+	int r, stop;
+
+	if (f->step != F_DATA)
+		return;
+	while (!f->failed && !interrupted && f->wstatus == SSH2_FX_OK &&
+	    !f->leof && budget_left(x)) {
+		if ((r = send_write(x, f)) == 0)
+			f->leof = 1;
+		else if (r < 0)
+			f->failed = 1;
+	}
+	stop = f->failed || interrupted || f->wstatus != SSH2_FX_OK;
+	if (!f->leof && !stop)
+		return;
+	/* inplace after a failure: truncate where the acks end */
+	if (stop && f->job->inplace && f->nwrites > 0)
+		return;
+	if (f->job->inplace) {
+		attrib_clear(&t);
+		t.flags = SSH2_FILEXFER_ATTR_SIZE;
+		t.size = stop ? f->rd.highwater : f->off;
+		f->sized = !stop;
+		debug("truncating \"%s\" at %llu", f->dst,
+		    (unsigned long long)t.size);
+		q = req_new(x, XR_FSETSTAT, f, NULL);
+		req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &t);
+	}
+	/* Override umask and utimes if asked, never on a partial file */
+	if (f->job->preserve && !stop) {
+		q = req_new(x, XR_FSETSTAT, f, NULL);
+		req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &f->a);
+	}
+	file_close(x, f);
+}
+
+static void
+file_message(struct xfile *f)
+{
+	if (f->parent == NULL)
+		return;
+	if (is_get(f->job))
+		error("Download of file %s to %s failed", f->src, f->dst);
+	else
+		error("upload \"%s\" to \"%s\" failed", f->src, f->dst);
+}
+
+/* All replies of f are in (or it never got far): finish it locally. */
+static void
+file_finish(struct xrun *x, struct xfile *f)
+{
+	struct xreq *q;
+	Attrib t;
+	struct timeval tv[2];
+	int ret = 0, bad;
+
+	unlink_file(x, f);
+	if (f->skip) {
+		x->files_total--;
+		goto out;
+	}
+	x->files_done++;
+	if (is_get(f->job) && f->fd != -1) {
+		bad = f->rstatus != SSH2_FX_OK || f->werrno != 0 ||
+		    f->failed || interrupted || !hpn_sftp_rd_done(&f->rd);
+		if (!bad)
+			f->rd.highwater = f->rd.maxack;	/* got everything */
+		/*
+		 * Truncate at highest contiguous point to avoid holes on
+		 * interrupt, or unconditionally if writing in place.
+		 */
+		if (f->job->inplace || bad) {
+			debug("truncating \"%s\" at %llu", f->dst,
+			    (unsigned long long)f->rd.highwater);
+			if (ftruncate(f->fd, f->rd.highwater) == -1)
+				error("local ftruncate \"%s\": %s", f->dst,
+				    strerror(errno));
+		}
+		if (f->rstatus != SSH2_FX_OK) {
+			error("read remote \"%s\" : %s", f->src,
+			    fx2txt(f->rstatus));
+			ret = -1;
+		} else if (f->werrno != 0) {
+			error("write local \"%s\": %s", f->dst,
+			    strerror(f->werrno));
+			ret = -1;
+		} else if (bad || f->close_failed)
+			ret = -1;
+		else {
+			/* Override umask and utimes if asked */
+#ifdef HAVE_FCHMOD
+			if (f->job->preserve && fchmod(f->fd, f->mode) == -1)
+#else
+			if (f->job->preserve && chmod(f->dst, f->mode) == -1)
+#endif
+				error("local chmod \"%s\": %s", f->dst,
+				    strerror(errno));
+			if (f->job->preserve &&
+			    (f->a.flags & SSH2_FILEXFER_ATTR_ACMODTIME)) {
+				tv[0].tv_sec = f->a.atime;
+				tv[1].tv_sec = f->a.mtime;
+				tv[0].tv_usec = tv[1].tv_usec = 0;
+				if (utimes(f->dst, tv) == -1)
+					error("local set times \"%s\": %s",
+					    f->dst, strerror(errno));
+			}
+			if (f->job->fsync) {
+				debug("syncing \"%s\"", f->dst);
+				if (fsync(f->fd) == -1)
+					error("local sync \"%s\": %s",
+					    f->dst, strerror(errno));
+			}
+		}
+		close(f->fd);
+		f->fd = -1;
+	} else if (is_get(f->job)) {
+		ret = -1;	/* never opened */
+	} else {
+		if (f->wstatus != SSH2_FX_OK) {
+			error("write remote \"%s\": %s", f->dst,
+			    fx2txt(f->wstatus));
+			ret = -1;
+			if (f->job->inplace && f->step == F_CLOSED &&
+			    f->sized && f->off > f->rd.highwater) {
+				/* the size went before the error came back */
+				attrib_clear(&t);
+				t.flags = SSH2_FILEXFER_ATTR_SIZE;
+				t.size = f->rd.highwater;
+				debug("truncating \"%s\" at %llu", f->dst,
+				    (unsigned long long)t.size);
+				q = req_new(x, XR_FIXSIZE, NULL, NULL);
+				q->path = xstrdup(f->dst);
+				req_path(x, SSH2_FXP_SETSTAT, q, f->dst, &t);
+			}
+		}
+		if (f->failed || f->close_failed || interrupted)
+			ret = -1;
+		if (f->fd != -1 && close(f->fd) == -1) {
+			error("close local \"%s\": %s", f->src,
+			    strerror(errno));
+			ret = -1;
+		}
+		f->fd = -1;
+	}
+	if (ret != 0 && !interrupted)
+		file_message(f);
+ out:
+	if (ret != 0)
+		f->job->ret = -1;
+	if (f->parent != NULL)
+		dir_child_done(x, f->parent, ret);
+	else
+		x->jobs_left--;
+	hpn_sftp_rd_free(&f->rd);
+	free(f->handle);
+	free(f->src);
+	free(f->dst);
+	free(f);
+}
+
+/* After a reply for f: close, reopen or finish as due. */
+static void
+file_check(struct xrun *x, struct xfile *f)
+{
+	int get = is_get(f->job);
+
+	if (f->step == F_STAT || f->step == F_WAIT || f->step == F_OPENING)
+		return;
+	if (f->step == F_DATA) {
+		if (get)
+			get_pump(x, f);
+		else
+			put_pump(x, f);
+		return;
+	}
+	if (f->nout > 0)
+		return;
+	/* F_CLOSED: all replies are in */
+	if (get && !f->failed && !interrupted && f->rstatus == SSH2_FX_OK &&
+	    f->werrno == 0 && !hpn_sftp_rd_done(&f->rd)) {
+		/* a short read or a grown file after the CLOSE: again */
+		debug2_f("reopening \"%s\" at %llu", f->src,
+		    (unsigned long long)f->rd.highwater);
+		unlink_file(x, f);
+		waitq_add(x, f, 1);
+		return;
+	}
+	file_finish(x, f);
+}
+
+/* --- directories --- */
+
+static struct xdir *
+dir_alloc(struct xrun *x, struct xjob *j, struct xdir *parent,
+    const char *src, const char *dst, Attrib *a, int depth)
+{
+	struct xdir *d;
+
+	d = xcalloc(1, sizeof(*d));
+	d->job = j;
+	d->parent = parent;
+	d->src = xstrdup(src);
+	d->dst = xstrdup(dst);
+	if (a != NULL) {
+		d->a = *a;
+		d->have_a = 1;
+	}
+	d->depth = depth;
+	d->top = parent == NULL;
+	d->pending = 1;		/* its own listing */
+	if (parent != NULL)
+		parent->pending++;
+	return d;
+}
+
+static void
+dir_free(struct xdir *d)
+{
+	free(d->src);
+	free(d->dst);
+	free(d->handle);
+	free(d);
+}
+
+static void
+dirq_add(struct xrun *x, struct xdir *d)
+{
+	if (d->queued == DQ_NONE) {
+		TAILQ_INSERT_TAIL(&x->dirq, d, qnext);
+		d->queued = DQ_DIRQ;
+	}
+}
+
+static void
+dirq_del(struct xrun *x, struct xdir *d)
+{
+	if (d->queued == DQ_DIRQ)
+		TAILQ_REMOVE(&x->dirq, d, qnext);
+	else if (d->queued == DQ_LISTING)
+		TAILQ_REMOVE(&x->listing, d, qnext);
+	d->queued = DQ_NONE;
+}
+
+/* Everything in d is done: its own attributes, then its parent. */
+static void
+dir_finish(struct xrun *x, struct xdir *d)
+{
+	struct xreq *q;
+	struct timeval tv[2];
+	struct xdir *parent = d->parent;
+	int ret = d->failed ? -1 : 0;
+
+	if (is_get(d->job) && d->made) {
+		if (d->job->preserve && !interrupted) {
+			if (d->a.flags & SSH2_FILEXFER_ATTR_ACMODTIME) {
+				tv[0].tv_sec = d->a.atime;
+				tv[1].tv_sec = d->a.mtime;
+				tv[0].tv_usec = tv[1].tv_usec = 0;
+				if (utimes(d->dst, tv) == -1)
+					error("local set times on \"%s\": %s",
+					    d->dst, strerror(errno));
+			} else
+				debug("Server did not send times for "
+				    "directory \"%s\"", d->dst);
+		}
+		if (d->mode != d->tmpmode && chmod(d->dst, d->mode) == -1)
+			error("local chmod directory \"%s\": %s", d->dst,
+			    strerror(errno));
+	} else if (!is_get(d->job) && d->ok && !interrupted &&
+	    (d->created || d->job->preserve)) {
+		q = req_new(x, XR_SETSTAT, NULL, NULL);
+		q->path = xstrdup(d->dst);
+		req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
+	}
+	if (ret != 0)
+		d->job->ret = -1;
+	if (parent != NULL)
+		dir_child_done(x, parent, ret);
+	else
+		x->jobs_left--;
+	dir_free(d);
+}
+
+static void
+dir_child_done(struct xrun *x, struct xdir *d, int ret)
+{
+	if (ret != 0)
+		d->job->ret = -1;
+	if (--d->pending == 0)
+		dir_finish(x, d);
+}
+
+/* Its own listing (or walk) is over. */
+static void
+dir_listed(struct xrun *x, struct xdir *d)
+{
+	d->step = D_DONE;
+	dirq_del(x, d);
+	dir_child_done(x, d, d->failed ? -1 : 0);
+}
+
+/* d is done with (failed, or listed): its handle goes, then it is listed. */
+static void
+dir_end(struct xrun *x, struct xdir *d)
+{
+	dirq_del(x, d);
+	if (d->handle != NULL) {
+		req_handle(x, SSH2_FXP_CLOSE, req_new(x, XR_DCLOSE, NULL, d),
+		    d->handle, d->hlen, NULL);
+		free(d->handle);
+		d->handle = NULL;
+		return;		/* listed when the CLOSE is answered */
+	}
+	dir_listed(x, d);
+}
+
+static void
+dir_fail(struct xrun *x, struct xdir *d)
+{
+	d->failed = 1;
+	d->job->ret = -1;
+	dir_end(x, d);
+}
+
+static void get_dir_started(struct xrun *, struct xdir *);
+static void put_dir_started(struct xrun *, struct xdir *);
+
+/* get: the REALPATH, STAT and OPENDIR that went with INIT, if d is theirs. */
+static int
+get_dir_early(struct xrun *x, struct xdir *d)
+{
+	struct early *real, *st, *op;
+
+	if ((op = early_take(x->h, E_OPENDIR, d->src)) == NULL)
+		return 0;
+	real = early_peek(x->h, E_REAL, d->src);
+	st = early_peek(x->h, E_STAT, d->src);
+	if (real != NULL && real->status == SSH2_FX_OK) {
+		free(d->src);
+		d->src = xstrdup(real->str);
+		d->real_ok = 1;
+	} else
+		d->real_ok = 0;
+	if (!d->have_a && st != NULL && st->status == SSH2_FX_OK) {
+		d->a = st->a;
+		d->stat_ok = 1;
+	}
+	if (!d->stat_ok) {
+		/* no stat (it went to a glob?): OPENDIR's answer stands */
+		op->used = 0;
+		d->real_ok = 1;
+		return 0;
+	}
+	if (op->status == SSH2_FX_OK) {
+		d->handle = op->handle;
+		d->hlen = op->hlen;
+		op->handle = NULL;
+		d->open_ok = 1;
+		x->nhandles++;
+		x->ndirh++;
+	} else
+		d->open_status = op->status;
+	debug2_f("\"%s\" opened with INIT", d->src);
+	get_dir_started(x, d);
+	return 1;
+}
+
+/* get: a directory, from a job or a listing. */
+static void
+dir_new_get(struct xrun *x, struct xjob *j, struct xdir *parent,
+    const char *src, const char *dst, Attrib *a, int depth)
+{
+	struct xdir *d;
+
+	d = dir_alloc(x, j, parent, src, dst, a, depth);
+	if (depth >= MAX_DIR_DEPTH) {
+		error("Maximum directory depth exceeded: %d levels", depth);
+		dir_fail(x, d);
+		return;
+	}
+	d->real_ok = 1;
+	d->stat_ok = d->have_a;
+	if (d->top && get_dir_early(x, d))
+		return;
+	if (d->top) {
+		/* realpath, stat and opendir need not wait for each other */
+		d->real_ok = 0;
+		req_path(x, SSH2_FXP_REALPATH, req_new(x, XR_REALPATH,
+		    NULL, d), src, NULL);
+		d->waits++;
+		if (!d->have_a) {
+			send_stat(x, XR_DSTAT, NULL, d, src);
+			d->waits++;
+		}
+	}
+	d->want_open = 1;
+	d->waits++;		/* the OPENDIR, when a handle is free */
+	dirq_add(x, d);
+}
+
+/* get: all that the start of d waited for is in. */
+static void
+get_dir_started(struct xrun *x, struct xdir *d)
+{
+	if (interrupted) {
+		dir_fail(x, d);
+		return;
+	}
+	if (!d->real_ok) {
+		error("download \"%s\": path canonicalization failed", d->src);
+		dir_fail(x, d);
+		return;
+	}
+	if (!d->stat_ok) {
+		error("stat remote \"%s\" directory failed", d->src);
+		dir_fail(x, d);
+		return;
+	}
+	if (!S_ISDIR(d->a.perm)) {
+		error("\"%s\" is not a directory", d->src);
+		dir_fail(x, d);
+		return;
+	}
+	if (d->job->print_flag && d->job->print_flag != SFTP_PROGRESS_ONLY)
+		mprintf("Retrieving %s\n", d->src);
+	d->mode = d->tmpmode = 0777;
+	if (d->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) {
+		d->mode = d->a.perm & 01777;
+		d->tmpmode = d->mode | (S_IWUSR|S_IXUSR);
+	} else
+		debug("download remote \"%s\": server did not send "
+		    "permissions", d->dst);
+	if (mkdir(d->dst, d->tmpmode) == -1 && errno != EEXIST) {
+		error("mkdir %s: %s", d->dst, strerror(errno));
+		dir_fail(x, d);
+		return;
+	}
+	d->made = 1;
+	if (!d->open_ok) {
+		error("remote readdir(\"%s\"): %s", d->src,
+		    fx2txt(d->open_status));
+		error("remote readdir \"%s\" failed", d->src);
+		dir_fail(x, d);
+		return;
+	}
+	d->step = D_LIST;
+	dirq_del(x, d);
+	TAILQ_INSERT_TAIL(&x->listing, d, qnext);
+	d->queued = DQ_LISTING;
+}
+
+/* get: an entry of d's listing. */
+static void
+get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
+{
+	struct xfile *f;
+	char *src, *dst;
+
+	/*
+	 * Directory entries should never contain '/' (upstream's check in
+	 * its readdir): they could point a recursive download anywhere.
+	 */
+	if (strpbrk(name, "/") != NULL) {
+		error("Server sent suspect path \"%s\" during readdir of "
+		    "\"%s\"", name, d->src);
+		return;
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		if (!S_ISDIR(a->perm))
+			error("Server sent suspect path \"%s\" during readdir "
+			    "of \"%s\"", name, d->src);
+		return;
+	}
+	src = sftp_path_append(d->src, name);
+	dst = sftp_path_append(d->dst, name);
+	if (S_ISLNK(a->perm) && !d->job->follow)
+		logit("download \"%s\": not a regular file", src);
+	else if (S_ISLNK(a->perm)) {
+		/* upstream: replace the attributes by the target's */
+		f = file_new(x, d->job, d, src, dst);
+		f->link = 1;
+		f->step = F_STAT;
+		f->a.flags = 0;
+		send_stat(x, XR_STAT, f, NULL, src);
+	} else if (S_ISDIR(a->perm))
+		dir_new_get(x, d->job, d, src, dst, a, d->depth + 1);
+	else if (S_ISREG(a->perm)) {
+		f = file_new(x, d->job, d, src, dst);
+		f->a = *a;
+		f->have_a = 1;
+		get_file_ready(x, f);
+	} else
+		logit("download \"%s\": not a regular file", src);
+	free(src);
+	free(dst);
+}
+
+static void
+put_file_add(struct xrun *x, struct xjob *j, struct xdir *parent,
+    const char *src, const char *dst, u_int64_t size)
+{
+	struct xfile *f;
+
+	f = file_new(x, j, parent, src, dst);
+	f->size = size;
+	x->total_bytes += size;
+	waitq_add(x, f, 0);
+}
+
+/* put: the REALPATH, MKDIR and STAT that went with INIT, if d is theirs. */
+static int
+put_dir_early(struct xrun *x, struct xdir *d)
+{
+	struct hpn_sftp *h = x->h;
+	struct early *real, *mk, *st;
+
+	if (h->put_src == NULL || strcmp(d->src, h->put_src) != 0 ||
+	    d->job->preserve != h->put_preserve ||
+	    (mk = early_take(h, E_MKDIR, d->dst)) == NULL)
+		return 0;
+	real = early_take(h, E_PREAL, d->dst);
+	st = early_take(h, E_PSTAT, d->dst);
+	if (real != NULL && real->status == SSH2_FX_OK) {
+		free(d->dst);
+		d->dst = xstrdup(real->str);
+	} else
+		d->real_ok = 0;
+	d->mkdir_ok = mk->status == SSH2_FX_OK;
+	if (st != NULL && st->status == SSH2_FX_OK) {
+		d->stat_ok = 1;
+		d->stat_isdir = S_ISDIR(st->a.perm);
+	} else
+		d->stat_status = st != NULL ? st->status : SSH2_FX_FAILURE;
+	debug2_f("\"%s\" made with INIT: %s", d->dst,
+	    d->mkdir_ok ? "created" : "not created");
+	put_dir_started(x, d);
+	return 1;
+}
+
+/* put: a directory to make on the server, from a job or a walk. */
+static void
+dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
+    const char *src, const char *dst, Attrib *a, int depth)
+{
+	struct xdir *d;
+	Attrib mk;
+
+	d = dir_alloc(x, j, parent, src, dst, a, depth);
+	if (depth >= MAX_DIR_DEPTH) {
+		error("Maximum directory depth exceeded: %d levels", depth);
+		dir_fail(x, d);
+		return;
+	}
+	d->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	d->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	d->a.perm &= 01777;
+	if (!j->preserve)
+		d->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	/*
+	 * sftp lacks a portable status value to match errno EEXIST, so a
+	 * failed MKDIR is followed by whether the path is a directory: both
+	 * asked at once.  The directory is writable for the transfer.
+	 */
+	mk = d->a;
+	mk.perm |= (S_IWUSR|S_IXUSR);
+	d->real_ok = 1;
+	if (d->top && put_dir_early(x, d))
+		return;
+	if (d->top) {
+		d->real_ok = 0;
+		req_path(x, SSH2_FXP_REALPATH, req_new(x, XR_REALPATH,
+		    NULL, d), dst, NULL);
+		d->waits++;
+	}
+	req_path(x, SSH2_FXP_MKDIR, req_new(x, XR_MKDIR, NULL, d), dst, &mk);
+	send_stat(x, XR_DSTAT, NULL, d, dst);
+	d->waits += 2;
+}
+
+/* put: all that the start of d waited for is in. */
+static void
+put_dir_started(struct xrun *x, struct xdir *d)
+{
+	if (interrupted) {
+		dir_fail(x, d);
+		return;
+	}
+	if (!d->real_ok) {
+		error("upload \"%s\": path canonicalization failed", d->dst);
+		dir_fail(x, d);
+		return;
+	}
+	if (d->mkdir_ok)
+		d->created = 1;
+	else if (!d->stat_ok) {
+		error("stat remote \"%s\": %s", d->dst,
+		    fx2txt(d->stat_status));
+		dir_fail(x, d);
+		return;
+	} else if (!d->stat_isdir) {
+		error("\"%s\" exists but is not a directory", d->dst);
+		dir_fail(x, d);
+		return;
+	}
+	d->ok = 1;
+	d->step = D_LIST;
+	dirq_add(x, d);		/* walked when files are wanted */
+}
+
+/* put: the local entries of d, as upstream's upload_dir_internal(). */
+static void
+put_walk(struct xrun *x, struct xdir *d)
+{
+	DIR *dirp;
+	struct dirent *dp;
+	struct stat sb;
+	Attrib a;
+	char *src, *dst;
+	const char *name;
+
+	dirq_del(x, d);
+	if (d->job->print_flag && d->job->print_flag != SFTP_PROGRESS_ONLY)
+		mprintf("Entering %s\n", d->src);
+	if ((dirp = opendir(d->src)) == NULL) {
+		error("local opendir \"%s\": %s", d->src, strerror(errno));
+		dir_fail(x, d);
+		return;
+	}
+	while ((dp = readdir(dirp)) != NULL && !interrupted) {
+		if (dp->d_ino == 0)
+			continue;
+		name = dp->d_name;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		src = sftp_path_append(d->src, name);
+		dst = sftp_path_append(d->dst, name);
+		if (lstat(src, &sb) == -1) {
+			logit("local lstat \"%s\": %s", name, strerror(errno));
+			d->failed = 1;
+			goto next;
+		}
+		if (S_ISLNK(sb.st_mode)) {
+			if (!d->job->follow) {
+				logit("%s: not a regular file", name);
+				goto next;
+			}
+			/* Replace the stat contents with the symlink target */
+			if (stat(src, &sb) == -1) {
+				logit("local stat \"%s\": %s", name,
+				    strerror(errno));
+				d->failed = 1;
+				goto next;
+			}
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			stat_to_attrib(&sb, &a);
+			dir_new_put(x, d->job, d, src, dst, &a, d->depth + 1);
+		} else if (S_ISREG(sb.st_mode))
+			put_file_add(x, d->job, d, src, dst, sb.st_size);
+		else
+			logit("%s: not a regular file", name);
+ next:
+		free(src);
+		free(dst);
+	}
+	closedir(dirp);
+	dir_listed(x, d);
+}
+
+/* Directory work that waits for a handle (get) or for room (put). */
+static void
+dir_pump(struct xrun *x)
+{
+	struct xdir *d, *nd;
+	u_int dirmax = MAXIMUM(1, x->max_handles / 2);
+	int files_out = x->nhandles > x->ndirh;
+
+	for (d = TAILQ_FIRST(&x->dirq); d != NULL; d = nd) {
+		nd = TAILQ_NEXT(d, qnext);
+		if (interrupted) {
+			dirq_del(x, d);
+			if (d->want_open) {
+				d->want_open = 0;
+				d->open_status = SSH2_FX_FAILURE;
+				if (--d->waits == 0)
+					get_dir_started(x, d);
+			} else
+				dir_fail(x, d);
+			continue;
+		}
+		if (is_get(d->job)) {
+			if (x->nhandles >= x->max_handles ||
+			    x->ndirh >= dirmax)
+				break;
+			dirq_del(x, d);
+			d->want_open = 0;
+			req_path(x, SSH2_FXP_OPENDIR, req_new(x, XR_OPENDIR,
+			    NULL, d), d->src, NULL);
+			x->nhandles++;
+			x->ndirh++;
+		} else {
+			if (x->nwait >= X_WAITQ_LOW && files_out)
+				break;
+			put_walk(x, d);
+		}
+	}
+	/* get: more READDIRs for the directories being listed */
+	TAILQ_FOREACH(d, &x->listing, qnext) {
+		if (interrupted)
+			break;
+		if (x->nwait >= X_WAITQ_LOW && files_out)
+			break;
+		while (!d->rdeof && d->rdout < X_READDIRS) {
+			req_handle(x, SSH2_FXP_READDIR, req_new(x, XR_READDIR,
+			    NULL, d), d->handle, d->hlen, NULL);
+			d->rdout++;
+		}
+	}
+}
+
+
+/* ------------------------------------------------------------------ */
+/* replies */
+
+static void
+parse_status(struct sshbuf *m, u_char type, u_int *status)
+{
+	int r;
+
+	if (type != SSH2_FXP_STATUS)
+		fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+		    SSH2_FXP_STATUS, type);
+	if ((r = sshbuf_get_u32(m, status)) != 0)
+		fatal_fr(r, "parse status");
+}
+
+/* All of data at off, or the errno that stopped it. */
+static int
+pwrite_all(int fd, const u_char *data, size_t len, u_int64_t off)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = pwrite(fd, data, len, (off_t)off);
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == -1)
+			return errno;
+		if (n == 0)
+			return ENOSPC;
+		data += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static void
+reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
+{
+	struct xfile *f = q->f;
+	const u_char *data;
+	u_char *handle;
+	size_t len, hlen;
+	u_int status = SSH2_FX_OK;
+	int r;
+
+	switch (q->kind) {
+	case XR_STAT:		/* get: the target of a link, or a job's file */
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			if (f->link)
+				logit("remote stat \"%s\" failed", f->src);
+			else
+				error("stat remote \"%s\": %s", f->src,
+				    fx2txt(status));
+			f->failed = 1;
+			file_finish(x, f);
+			return;
+		}
+		if (type != SSH2_FXP_ATTRS)
+			fatal("Expected SSH2_FXP_ATTRS(%u) packet, got %u",
+			    SSH2_FXP_ATTRS, type);
+		if ((r = decode_attrib(m, &f->a)) != 0) {
+			error_fr(r, "decode_attrib");
+			f->failed = 1;
+			file_finish(x, f);
+			return;
+		}
+		f->have_a = 1;
+		if (f->link && S_ISDIR(f->a.perm)) {
+			/* a link to a directory: walk it as one */
+			dir_new_get(x, f->job, f->parent, f->src, f->dst,
+			    &f->a, f->parent->depth + 1);
+			f->skip = 1;
+			file_finish(x, f);
+			return;
+		}
+		if (f->link && !S_ISREG(f->a.perm)) {
+			logit("download \"%s\": not a regular file", f->src);
+			f->skip = 1;
+			file_finish(x, f);
+			return;
+		}
+		get_file_ready(x, f);
+		return;
+	case XR_OPEN:
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			x->nhandles--;
+			error("%s open \"%s\": %s",
+			    is_get(f->job) ? "remote" : "dest",
+			    is_get(f->job) ? f->src : f->dst, fx2txt(status));
+			f->failed = 1;
+			f->step = F_CLOSED;
+			file_check(x, f);
+			return;
+		}
+		if (type != SSH2_FXP_HANDLE)
+			fatal("Expected SSH2_FXP_HANDLE(%u) packet, got %u",
+			    SSH2_FXP_HANDLE, type);
+		if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0)
+			fatal_fr(r, "parse handle");
+		f->handle = handle;
+		f->hlen = hlen;
+		f->step = F_DATA;
+		/* the local file only once the remote one opened, as upstream */
+		if (is_get(f->job) && !f->opened && !interrupted) {
+			f->opened = 1;
+			f->fd = open(f->dst, O_WRONLY | O_CREAT |
+			    (f->job->inplace ? 0 : O_TRUNC), f->mode | S_IWUSR);
+			if (f->fd == -1) {
+				error("open local \"%s\": %s", f->dst,
+				    strerror(errno));
+				f->failed = 1;
+			}
+		}
+		file_check(x, f);
+		return;
+	case XR_READ:
+		x->ndata--;
+		x->inflight -= q->cost;
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			if (status == SSH2_FX_EOF)
+				hpn_sftp_rd_eof(&f->rd, q->off);
+			else {
+				if (f->rd.inflight > 0)
+					f->rd.inflight--;
+				if (f->rstatus == SSH2_FX_OK)
+					f->rstatus = status;
+				f->failed = 1;
+			}
+			file_check(x, f);
+			return;
+		}
+		if (type != SSH2_FXP_DATA)
+			fatal("Expected SSH2_FXP_DATA(%u) packet, got %u",
+			    SSH2_FXP_DATA, type);
+		if ((r = sshbuf_get_string_direct(m, &data, &len)) != 0)
+			fatal_fr(r, "parse data");
+		debug3("Received data %llu -> %llu of \"%s\"",
+		    (unsigned long long)q->off,
+		    (unsigned long long)q->off + len - 1, f->src);
+		if (len > q->len)
+			fatal("Received more data than asked for "
+			    "%zu > %u", len, q->len);
+		if (f->fd != -1 && f->werrno == 0 &&
+		    (r = pwrite_all(f->fd, data, len, q->off)) != 0) {
+			f->werrno = r;
+			f->failed = 1;
+		}
+		if (f->werrno == 0)
+			hpn_sftp_rd_data(&f->rd, q->off, q->len, len);
+		else if (f->rd.inflight > 0)
+			f->rd.inflight--;
+		x->done_bytes += len;
+		if (q->off + len > f->counted) {
+			/* progress: more than its size said */
+			x->total_bytes += q->off + len - f->counted;
+			f->counted = q->off + len;
+		}
+		file_check(x, f);
+		return;
+	case XR_WRITE:
+		x->ndata--;
+		x->inflight -= q->cost;
+		f->nwrites--;
+		parse_status(m, type, &status);
+		if (status != SSH2_FX_OK) {
+			if (f->wstatus == SSH2_FX_OK)
+				f->wstatus = status;	/* remember errors */
+		} else {
+			hpn_sftp_rd_ack(&f->rd, q->off, q->len);
+			x->done_bytes += q->len;
+		}
+		file_check(x, f);
+		return;
+	case XR_FSETSTAT:
+		parse_status(m, type, &status);
+		if (status != SSH2_FX_OK)
+			error("remote fsetstat \"%s\": %s", f->dst,
+			    fx2txt(status));
+		file_check(x, f);
+		return;
+	case XR_CLOSE:
+		parse_status(m, type, &status);
+		x->nhandles--;
+		if (status != SSH2_FX_OK) {
+			error("close remote \"%s\": %s",
+			    is_get(f->job) ? f->src : f->dst, fx2txt(status));
+			f->close_failed = 1;
+		}
+		if (f->step == F_CLOSING)
+			f->step = F_CLOSED;
+		file_check(x, f);
+		return;
+	}
+	fatal_f("request kind %d", q->kind);
+}
+
+static void
+reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
+{
+	struct xdir *d = q->d;
+	u_char *handle;
+	size_t hlen;
+	u_int status = SSH2_FX_OK, count, i;
+	char *name, *longname, *real;
+	Attrib a;
+	int r, get = is_get(d->job);
+
+	switch (q->kind) {
+	case XR_REALPATH:
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			error("realpath %s: %s", get ? d->src : d->dst,
+			    fx2txt(status));
+		} else {
+			if (type != SSH2_FXP_NAME)
+				fatal("Expected SSH2_FXP_NAME(%u) packet, "
+				    "got %u", SSH2_FXP_NAME, type);
+			if ((r = sshbuf_get_u32(m, &count)) != 0)
+				fatal_fr(r, "parse count");
+			if (count != 1)
+				fatal("Got multiple names (%d) from "
+				    "SSH2_FXP_REALPATH", count);
+			if ((r = sshbuf_get_cstring(m, &real, NULL)) != 0 ||
+			    (r = sshbuf_get_cstring(m, &longname, NULL)) != 0 ||
+			    (r = decode_attrib(m, &a)) != 0)
+				fatal_fr(r, "parse filename/attrib");
+			debug3("SSH2_FXP_REALPATH %s -> %s",
+			    get ? d->src : d->dst, real);
+			free(longname);
+			if (get) {
+				free(d->src);
+				d->src = real;
+			} else {
+				free(d->dst);
+				d->dst = real;
+			}
+			d->real_ok = 1;
+		}
+		break;
+	case XR_DSTAT:
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			d->stat_status = status;
+		} else {
+			if (type != SSH2_FXP_ATTRS)
+				fatal("Expected SSH2_FXP_ATTRS(%u) packet, "
+				    "got %u", SSH2_FXP_ATTRS, type);
+			if ((r = decode_attrib(m, &a)) != 0) {
+				error_fr(r, "decode_attrib");
+				d->stat_status = SSH2_FX_FAILURE;
+			} else {
+				if (get)
+					d->a = a;
+				d->stat_ok = 1;
+				d->stat_isdir = S_ISDIR(a.perm);
+			}
+		}
+		break;
+	case XR_MKDIR:
+		parse_status(m, type, &status);
+		d->mkdir_ok = status == SSH2_FX_OK;
+		break;
+	case XR_OPENDIR:
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			x->nhandles--;
+			x->ndirh--;
+			d->open_status = status;
+		} else {
+			if (type != SSH2_FXP_HANDLE)
+				fatal("Expected SSH2_FXP_HANDLE(%u) packet, "
+				    "got %u", SSH2_FXP_HANDLE, type);
+			if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0)
+				fatal_fr(r, "parse handle");
+			d->handle = handle;
+			d->hlen = hlen;
+			d->open_ok = 1;
+		}
+		break;
+	case XR_READDIR:
+		d->rdout--;
+		if (type == SSH2_FXP_STATUS) {
+			parse_status(m, type, &status);
+			if (status != SSH2_FX_EOF && !d->rdeof) {
+				error("Couldn't read directory \"%s\": %s",
+				    d->src, fx2txt(status));
+				d->failed = 1;
+				d->job->ret = -1;
+			}
+			d->rdeof = 1;
+		} else {
+			if (type != SSH2_FXP_NAME)
+				fatal("Expected SSH2_FXP_NAME(%u) packet, "
+				    "got %u", SSH2_FXP_NAME, type);
+			if ((r = sshbuf_get_u32(m, &count)) != 0)
+				fatal_fr(r, "parse count");
+			if (count > SSHBUF_SIZE_MAX)
+				fatal_f("nonsensical number of entries");
+			if (count == 0)
+				d->rdeof = 1;
+			for (i = 0; i < count; i++) {
+				if ((r = sshbuf_get_cstring(m, &name,
+				    NULL)) != 0 ||
+				    (r = sshbuf_get_cstring(m, &longname,
+				    NULL)) != 0)
+					fatal_fr(r, "parse filenames");
+				if ((r = decode_attrib(m, &a)) != 0) {
+					error_fr(r, "couldn't decode attrib");
+					free(name);
+					free(longname);
+					d->failed = 1;
+					d->job->ret = -1;
+					d->rdeof = 1;
+					break;
+				}
+				if (!interrupted && !d->failed)
+					get_entry(x, d, name, &a);
+				free(name);
+				free(longname);
+			}
+		}
+		if (interrupted)
+			d->rdeof = 1;
+		if (d->rdeof && d->rdout == 0)
+			dir_end(x, d);
+		return;
+	case XR_DCLOSE:
+		parse_status(m, type, &status);
+		x->nhandles--;
+		x->ndirh--;
+		if (status != SSH2_FX_OK)
+			error("close remote \"%s\": %s", d->src,
+			    fx2txt(status));
+		dir_listed(x, d);
+		return;
+	default:
+		fatal_f("request kind %d", q->kind);
+	}
+	/* the start of d: realpath, stat, mkdir, opendir */
+	if (--d->waits > 0)
+		return;
+	if (get)
+		get_dir_started(x, d);
+	else
+		put_dir_started(x, d);
+}
+
+static void
+reply(struct xrun *x, struct sshbuf *m)
+{
+	struct xreq key, *q;
+	u_char type;
+	u_int id, status;
+	int r;
+
+	if ((r = sshbuf_get_u8(m, &type)) != 0 ||
+	    (r = sshbuf_get_u32(m, &id)) != 0)
+		fatal_fr(r, "parse");
+	debug3("Received reply T:%u I:%u", type, id);
+	key.id = id;
+	if ((q = RB_FIND(xreqs, &x->reqs, &key)) == NULL)
+		fatal("Unexpected reply %u", id);
+	RB_REMOVE(xreqs, &x->reqs, q);
+	x->nout--;
+	if (q->f != NULL)
+		q->f->nout--;
+	if (q->f != NULL)
+		reply_file(x, q, type, m);
+	else if (q->d != NULL)
+		reply_dir(x, q, type, m);
+	else if (q->kind == XR_PFCLOSE) {
+		parse_status(m, type, &status);
+		debug2_f("unused handle of \"%s\" closed: %s", q->path,
+		    fx2txt(status));
+	} else {
+		/* SETSTAT of a finished directory or file: only errors */
+		parse_status(m, type, &status);
+		if (status != SSH2_FX_OK)
+			error("remote setstat \"%s\": %s", q->path,
+			    fx2txt(status));
+	}
+	free(q->path);
+	free(q);
+}
+
+/* ------------------------------------------------------------------ */
+/* the loop */
+
+static void
+schedule(struct xrun *x)
+{
+	struct xfile *f, *nf;
+	u_int64_t ahead = 0;
+	int ahead_known = 0;
+
+	dir_pump(x);
+	/* on Ctrl-C nothing new starts: what waits is dropped */
+	while (interrupted && (f = TAILQ_FIRST(&x->waitq)) != NULL)
+		file_finish(x, f);
+	while ((f = TAILQ_FIRST(&x->waitq)) != NULL &&
+	    x->nhandles < x->max_handles &&
+	    sshbuf_len(x->obuf) < X_OBUF_MAX) {
+		/* enough open to fill the budget: wait for one to finish */
+		if (!ahead_known) {
+			ahead = unasked(x);
+			ahead_known = 1;
+		}
+		if (ahead >= x->budget)
+			break;
+		unlink_file(x, f);
+		file_open(x, f);
+		ahead_known = 0;
+	}
+	for (f = TAILQ_FIRST(&x->active); f != NULL; f = nf) {
+		nf = TAILQ_NEXT(f, qnext);
+		if (f->step != F_DATA)
+			continue;
+		if (is_get(f->job))
+			get_pump(x, f);
+		else
+			put_pump(x, f);
+	}
+}
+
+static void
+loop_io(struct xrun *x)
+{
+	struct pollfd pfd[2];
+	struct sshbuf *m;
+	const u_char *p;
+	ssize_t n;
+	size_t rlen;
+	u_int len;
+	int r, timeout = -1;
+
+	pfd[0].fd = x->h->fd_in;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sshbuf_len(x->obuf) > 0 ? x->h->fd_out : -1;
+	pfd[1].events = POLLOUT;
+	pfd[0].revents = pfd[1].revents = 0;
+	if (x->meter)
+		timeout = 1000;
+	if (x->nout == 0)
+		pfd[0].fd = -1;
+	if (poll(pfd, 2, timeout) == -1) {
+		if (errno == EINTR || errno == EAGAIN)
+			return;
+		fatal_f("poll: %s", strerror(errno));
+	}
+	if (pfd[1].revents & (POLLOUT|POLLERR|POLLHUP)) {
+		n = write(x->h->fd_out, sshbuf_ptr(x->obuf),
+		    sshbuf_len(x->obuf));
+		if (n == -1 && errno != EAGAIN && errno != EINTR &&
+		    errno != EWOULDBLOCK)
+			fatal("Couldn't send packet: %s", strerror(errno));
+		if (n > 0 && (r = sshbuf_consume(x->obuf, n)) != 0)
+			fatal_fr(r, "consume");
+	}
+	if (pfd[0].revents & (POLLIN|POLLERR|POLLHUP)) {
+		if ((r = sshbuf_read(x->h->fd_in, x->ibuf, X_READ_MAX,
+		    &rlen)) != 0) {
+			if (r == SSH_ERR_SYSTEM_ERROR &&
+			    (errno == EAGAIN || errno == EINTR ||
+			    errno == EWOULDBLOCK))
+				return;
+			if (r == SSH_ERR_SYSTEM_ERROR && errno == EPIPE)
+				fatal("Connection closed");
+			fatal("Couldn't read packet: %s", ssh_err(r));
+		}
+		while (sshbuf_len(x->ibuf) >= 4) {
+			p = sshbuf_ptr(x->ibuf);
+			len = PEEK_U32(p);
+			if (len > SFTP_MAX_MSG_LENGTH)
+				fatal("Received message too long %u", len);
+			if (sshbuf_len(x->ibuf) < 4 + (size_t)len)
+				break;
+			if ((m = sshbuf_from(p + 4, len)) == NULL)
+				fatal_f("sshbuf_from failed");
+			reply(x, m);
+			sshbuf_free(m);
+			if ((r = sshbuf_consume(x->ibuf, 4 + len)) != 0)
+				fatal_fr(r, "consume");
+		}
+	}
+}
+
+/* Raise our descriptor limit as far as the hard one lets us (bounded). */
+static u_int64_t
+fd_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = HPN_SFTP_HANDLES_MAX + 2 * HPN_SFTP_FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 0;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want :
+		    MINIMUM(rl.rlim_max, want);
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+			return 0;
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? 0 : (u_int64_t)rl.rlim_cur;
+}
+
+/* Handles that went with INIT and no transfer took: closed. */
+static void
+early_close(struct xrun *x)
+{
+	struct early *e;
+	struct xreq *q;
+	int kinds[] = { E_OPENDIR, E_OPEN, E_OPENT }, i;
+
+	for (i = 0; i < 3; i++) {
+		e = &x->h->e[kinds[i]];
+		if (e->handle == NULL)
+			continue;
+		q = req_new(x, XR_PFCLOSE, NULL, NULL);
+		q->path = xstrdup(kinds[i] == E_OPEN ? x->h->put_dst :
+		    kinds[i] == E_OPENT ? x->h->put_targ : x->h->pf_path);
+		req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
+		free(e->handle);
+		e->handle = NULL;
+		e->used = 1;
+	}
+	if (x->h->put_fd != -1) {
+		close(x->h->put_fd);
+		x->h->put_fd = -1;
+	}
+}
+
+static void
+job_start(struct xrun *x, struct xjob *j)
+{
+	struct xfile *f;
+	struct stat sb;
+	Attrib a;
+	int ret;
+
+	j->ret = 0;
+	x->jobs_left++;
+	switch (j->kind) {
+	case J_GET:
+		f = file_new(x, j, NULL, j->src, j->dst);
+		if (j->have_a) {
+			f->a = j->a;
+			f->have_a = 1;
+		} else if (hpn_sftp_cached_stat(x->h, j->src, 0, 0, &a,
+		    &ret)) {
+			if (ret != 0) {
+				f->failed = 1;
+				file_finish(x, f);
+				return;
+			}
+			f->a = a;
+			f->have_a = 1;
+		}
+		if (f->have_a)
+			get_file_ready(x, f);
+		else {
+			f->step = F_STAT;
+			send_stat(x, XR_STAT, f, NULL, j->src);
+		}
+		break;
+	case J_GETDIR:
+		dir_new_get(x, j, NULL, j->src, j->dst,
+		    j->have_a ? &j->a : NULL, 0);
+		break;
+	case J_PUT:
+		put_file_add(x, j, NULL, j->src, j->dst, 0);
+		put_early(x, TAILQ_LAST(&x->waitq, xfiles));
+		break;
+	case J_PUTDIR:
+		if (stat(j->src, &sb) == -1) {
+			error("stat local \"%s\": %s", j->src,
+			    strerror(errno));
+			j->ret = -1;
+			x->jobs_left--;
+			return;
+		}
+		if (!S_ISDIR(sb.st_mode)) {
+			error("\"%s\" is not a directory", j->src);
+			j->ret = -1;
+			x->jobs_left--;
+			return;
+		}
+		stat_to_attrib(&sb, &a);
+		dir_new_put(x, j, NULL, j->src, j->dst, &a, 0);
+		break;
+	}
+}
+
+static int
+run_jobs(struct hpn_sftp *h, struct xjobs *q)
+{
+	struct xrun x;
+	struct xjob *j;
+	int ret = 0, fl_out, fl_in = -1;
+
+	memset(&x, 0, sizeof(x));
+	x.h = h;
+	if ((x.obuf = sshbuf_new()) == NULL || (x.ibuf = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	RB_INIT(&x.reqs);
+	TAILQ_INIT(&x.waitq);
+	TAILQ_INIT(&x.active);
+	TAILQ_INIT(&x.dirq);
+	TAILQ_INIT(&x.listing);
+	x.budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
+	x.max_handles = hpn_sftp_max_handles(h->open_handles, fd_limit());
+	x.meter = showprogress;
+	x.start = x.last = monotime_double();
+	debug2_f("budget %llu bytes, at most %u handles",
+	    (unsigned long long)x.budget, x.max_handles);
+
+	/* Writes must not block while the server waits for us to read. */
+	if ((fl_out = fcntl(h->fd_out, F_GETFL)) == -1 ||
+	    fcntl(h->fd_out, F_SETFL, fl_out | O_NONBLOCK) == -1)
+		fatal_f("fcntl: %s", strerror(errno));
+	if (h->fd_in != h->fd_out &&
+	    ((fl_in = fcntl(h->fd_in, F_GETFL)) == -1 ||
+	    fcntl(h->fd_in, F_SETFL, fl_in | O_NONBLOCK) == -1))
+		fatal_f("fcntl: %s", strerror(errno));
+
+	/* every job's first requests go out together */
+	TAILQ_FOREACH(j, q, next)
+		job_start(&x, j);
+	early_close(&x);
+	for (;;) {
+		schedule(&x);
+		meter_draw(&x, 0);
+		if (x.nout == 0 && sshbuf_len(x.obuf) == 0) {
+			if (x.jobs_left == 0)
+				break;
+			if (TAILQ_EMPTY(&x.waitq) && TAILQ_EMPTY(&x.dirq))
+				fatal_f("internal error: transfers stalled");
+		}
+		loop_io(&x);
+	}
+	if (x.drawn || (x.meter && x.total_bytes > 0))
+		meter_draw(&x, 1);
+
+	if (fcntl(h->fd_out, F_SETFL, fl_out) == -1 ||
+	    (fl_in != -1 && fcntl(h->fd_in, F_SETFL, fl_in) == -1))
+		fatal_f("fcntl: %s", strerror(errno));
+	early_free(h);
+	while ((j = TAILQ_FIRST(q)) != NULL) {
+		TAILQ_REMOVE(q, j, next);
+		if (j->ret != 0)
+			ret = -1;
+		job_free(j);
+	}
+	if (interrupted)
+		ret = -1;
+	sshbuf_free(x.obuf);
+	sshbuf_free(x.ibuf);
+	return ret;
+}

@@ -1,0 +1,397 @@
+#	HPN patch set: the SFTP transfer engine (src/hpn-sftp-xfer.c).  Trees
+#	and many files with scp -r, scp with several sources, sftp put/get -r
+#	and globs in batch mode, against our sftp-server, the stock build's,
+#	Debian's and paramiko's; -p; an unreadable file and a full disk in the
+#	middle of a tree; names a server must not send; the server's handle
+#	limit; round trips in series for one file; Ctrl-C.  Every tree is
+#	compared by the SHA-256 of every file.  The checks of the engine's own
+#	behaviour (several files in flight, round trips) fail with upstream's
+#	clients: HPN_TREE_CLIENTS=/path/to/stock/build runs its scp and sftp.
+#	Placed in the Public Domain.
+
+tid="hpn sftp tree"
+
+if [ -n "$HPN_TREE_CLIENTS" ]; then
+	SCP=$HPN_TREE_CLIENTS/scp
+	SFTP=$HPN_TREE_CLIENTS/sftp
+	verbose "$tid: clients from $HPN_TREE_CLIENTS"
+fi
+
+[ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
+PY=/usr/bin/python3
+[ -x $PY ] || PY=`command -v python3`
+[ -n "$PY" ] || skip "no python3"
+PROXY=$HPN_TOP/tests/regress/hpn-sftp-proxy.py
+PMKO=$HPN_TOP/tests/regress/hpn-sftp-paramiko.py
+W=$OBJ/hpntree
+NL='
+'
+umount $W/full 2>/dev/null
+rm -rf $W
+mkdir -p $W
+
+# scp -D and sftp -D run a program: a script around each server
+mkserver() {
+	_f=$W/srv-$1
+	shift
+	printf '#!/bin/sh\nexec %s\n' "$*" > $_f
+	chmod +x $_f
+	echo $_f
+}
+
+mktree() {
+	mkdir -p $1/a/b/c $1/empty $1/a/empty2 "$1/with space"
+	: > $1/zero
+	: > $1/a/b/c/zero2
+	printf x > $1/one
+	# one request and a byte over: ours and OpenSSH's, paramiko's
+	head -c 261120 /dev/urandom > $1/a/r255k
+	head -c 261121 /dev/urandom > $1/a/r255k1
+	head -c 32768 /dev/urandom > $1/a/b/r32k
+	head -c 32769 /dev/urandom > $1/a/b/r32k1
+	head -c 3000000 /dev/urandom > $1/a/b/big
+	printf sp > "$1/with space/a file"
+	printf nl > "$1/a/new${NL}line"
+	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		head -c `expr $_i \* 1500` /dev/urandom > $1/a/b/c/f$_i
+	done
+}
+
+# directories, then every file's SHA-256
+treesum() {
+	(cd "$1" && find . -type d | LC_ALL=C sort &&
+	    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+
+same() {
+	treesum "$1" > $W/sum.1 2>&1
+	treesum "$2" > $W/sum.2 2>&1
+	if ! cmp -s $W/sum.1 $W/sum.2; then
+		fail "$3: trees differ"
+		diff $W/sum.1 $W/sum.2 | head -n 20
+	fi
+}
+
+# batch CMDS...: an sftp batch file, one command a line
+batch() {
+	: > $W/batch
+	for _c in "$@"; do
+		echo "$_c" >> $W/batch
+	done
+}
+
+SRC=$W/src
+mktree $SRC
+
+servers="ours"
+SRV_ours=$SFTPSERVER
+if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
+	servers="$servers stock"
+	SRV_stock=$HPN_STOCK_TREE/sftp-server
+else
+	verbose "$tid: no stock build (HPN_STOCK_TREE): its server not tried"
+fi
+if [ -x /usr/lib/openssh/sftp-server ]; then
+	servers="$servers debian"
+	SRV_debian=/usr/lib/openssh/sftp-server
+else
+	verbose "$tid: no /usr/lib/openssh/sftp-server: Debian's not tried"
+fi
+if $PY -c 'import paramiko' 2>/dev/null; then
+	servers="$servers paramiko"
+	SRV_paramiko=`mkserver paramiko $PY $PMKO`
+else
+	verbose "$tid: no paramiko: its server not tried"
+fi
+
+# --- trees and several files, every server
+for s in $servers; do
+	eval srv=\$SRV_$s
+	verbose "$tid: $s server: sftp put -r, get -r"
+	D=$W/d-$s
+	rm -rf $D
+	mkdir -p $D
+	batch "put -r $SRC $D/up" "get -r $D/up $D/down"
+	${SFTP} -D $srv -b $W/batch > $W/out 2>&1 ||
+		fail "$s: sftp put -r / get -r failed: `cat $W/out`"
+	same $SRC $D/up "$s: sftp put -r"
+	same $SRC $D/down "$s: sftp get -r"
+
+	verbose "$tid: $s server: sftp put and get of globs"
+	mkdir -p $D/mput $D/mget
+	batch "put $SRC/a/b/c/f* $D/mput" "get $SRC/a/b/c/f1* $D/mget"
+	${SFTP} -D $srv -b $W/batch > $W/out 2>&1 ||
+		fail "$s: sftp put/get of globs failed: `cat $W/out`"
+	for f in $SRC/a/b/c/f*; do
+		cmp -s $f $D/mput/`basename $f` ||
+			fail "$s: sftp put glob: `basename $f` differs"
+	done
+	for f in $SRC/a/b/c/f1*; do
+		cmp -s $f $D/mget/`basename $f` ||
+			fail "$s: sftp get glob: `basename $f` differs"
+	done
+	n=`ls $D/mget | wc -l`
+	[ "$n" -eq 11 ] || fail "$s: sftp get f1*: $n files, not 11"
+
+	verbose "$tid: $s server: scp -r both ways, several sources, globs"
+	${SCP} -D $srv -r $SRC somehost:$D/scpup > $W/out 2>&1 ||
+		fail "$s: scp -r upload failed: `cat $W/out`"
+	same $SRC $D/scpup "$s: scp -r upload"
+	${SCP} -D $srv -r somehost:$SRC $D/scpdown > $W/out 2>&1 ||
+		fail "$s: scp -r download failed: `cat $W/out`"
+	same $SRC $D/scpdown "$s: scp -r download"
+	mkdir -p $D/multi $D/glob
+	${SCP} -D $srv -r $SRC/one $SRC/zero $SRC/a "$SRC/with space" \
+	    somehost:$D/multi > $W/out 2>&1 ||
+		fail "$s: scp with several sources failed: `cat $W/out`"
+	for f in one zero; do
+		cmp -s $SRC/$f $D/multi/$f ||
+			fail "$s: scp several sources: $f differs"
+	done
+	for f in a "with space"; do
+		same "$SRC/$f" "$D/multi/$f" "$s: scp several sources: $f"
+	done
+	${SCP} -D $srv "somehost:$SRC/a/b/c/f*" $D/glob > $W/out 2>&1 ||
+		fail "$s: scp glob download failed: `cat $W/out`"
+	for f in $SRC/a/b/c/f*; do
+		cmp -s $f $D/glob/`basename $f` ||
+			fail "$s: scp glob download: `basename $f` differs"
+	done
+	n=`ls $D/glob | wc -l`
+	[ "$n" -eq 20 ] || fail "$s: scp glob download: $n files, not 20"
+	rm -rf $D
+done
+
+# --- -p: modes and times, both ways
+verbose "$tid: -p keeps modes and times"
+P=$W/psrc
+mktree $P
+chmod 0640 $P/one
+chmod 0600 $P/a/r255k
+chmod 0750 $P/a/b
+chmod 0700 $P/empty
+find $P -exec touch -h -d "2001-02-03 04:05:06" {} +
+touch -d "2005-06-07 08:09:10" $P/a/b/big
+modes() {
+	(cd "$1" && find . -exec stat -c '%n %a %Y' {} + | LC_ALL=C sort)
+}
+D=$W/p
+mkdir -p $D
+${SCP} -D $SFTPSERVER -p -r $P somehost:$D/up > $W/out 2>&1 ||
+	fail "scp -p -r upload failed: `cat $W/out`"
+${SCP} -D $SFTPSERVER -p -r somehost:$P $D/down > $W/out 2>&1 ||
+	fail "scp -p -r download failed: `cat $W/out`"
+batch "put -pr $P $D/sup" "get -pr $P $D/sdown"
+${SFTP} -D $SFTPSERVER -b $W/batch > $W/out 2>&1 ||
+	fail "sftp put -pr / get -pr failed: `cat $W/out`"
+modes $P > $W/modes.src
+for d in up down sup sdown; do
+	same $P $D/$d "-p $d"
+	modes $D/$d > $W/modes.dst
+	cmp -s $W/modes.src $W/modes.dst || {
+		fail "-p $d: modes or times differ"
+		diff $W/modes.src $W/modes.dst | head -n 10
+	}
+done
+rm -rf $D $P
+
+# --- an unreadable file in the middle: the rest copied, status, its name
+# root reads anything: without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH not
+asuser=""
+if [ "`id -u`" = 0 ]; then
+	if command -v setpriv >/dev/null; then
+		asuser="setpriv --bounding-set=-dac_override,-dac_read_search"
+	else
+		asuser=none
+	fi
+fi
+if [ "$asuser" = none ]; then
+	verbose "$tid: root without setpriv: unreadable files not tried"
+else
+	verbose "$tid: an unreadable file in the middle of a tree"
+	U=$W/usrc
+	mktree $U
+	head -c 5000 /dev/urandom > $U/a/b/secret
+	chmod 000 $U/a/b/secret
+	cp -a $U $W/uwant
+	rm -f $W/uwant/a/b/secret
+	D=$W/u
+	mkdir -p $D
+	for how in scp-up scp-down sftp-up sftp-down; do
+		case $how in
+		scp-up) $asuser ${SCP} -D $SFTPSERVER -r $U somehost:$D/$how ;;
+		scp-down) $asuser ${SCP} -D $SFTPSERVER -r somehost:$U $D/$how ;;
+		sftp-up) batch "put -r $U $D/$how"
+			$asuser ${SFTP} -D $SFTPSERVER -b $W/batch ;;
+		sftp-down) batch "get -r $U $D/$how"
+			$asuser ${SFTP} -D $SFTPSERVER -b $W/batch ;;
+		esac > $W/out 2>&1 && fail "$how: unreadable file: status 0"
+		grep -q "a/b/secret" $W/out ||
+			fail "$how: no message naming the file: `cat $W/out`"
+		rm -f $D/$how/a/b/secret	# what upstream leaves (empty)
+		same $W/uwant $D/$how "$how: the rest of the tree"
+	done
+	chmod 600 $U/a/b/secret
+	rm -rf $D $U $W/uwant
+fi
+
+# --- a destination that runs out of space (a 1 MiB tmpfs)
+F=$W/full
+mkdir -p $F $W/fsrc
+for i in 1 2 3 4 5 6 7 8; do
+	head -c 300000 /dev/urandom > $W/fsrc/f$i
+done
+if [ "`id -u`" = 0 ] && mount -t tmpfs -o size=1m hpntree $F 2>/dev/null; then
+	verbose "$tid: a destination that runs out of space"
+	for how in sftp-down scp-down sftp-up scp-up; do
+		case $how in
+		scp-up) ${SCP} -D $SFTPSERVER -r $W/fsrc somehost:$F/$how ;;
+		scp-down) ${SCP} -D $SFTPSERVER -r somehost:$W/fsrc $F/$how ;;
+		sftp-up) batch "put -r $W/fsrc $F/$how"
+			${SFTP} -D $SFTPSERVER -b $W/batch ;;
+		sftp-down) batch "get -r $W/fsrc $F/$how"
+			${SFTP} -D $SFTPSERVER -b $W/batch ;;
+		esac > $W/out 2>&1 && fail "$how: full disk: status 0"
+		grep -q "$F/$how/f[1-8]" $W/out ||
+			fail "$how: no message naming a file: `cat $W/out`"
+		complete=0
+		for i in 1 2 3 4 5 6 7 8; do
+			[ -f $F/$how/f$i ] || continue
+			if cmp -s $W/fsrc/f$i $F/$how/f$i; then
+				complete=`expr $complete + 1`
+			elif [ `stat -c %s $F/$how/f$i` -ge 300000 ]; then
+				fail "$how: f$i has its full size but differs"
+			fi
+		done
+		[ $complete -ge 1 ] || fail "$how: no file copied whole"
+		trace "$how: $complete files whole"
+		rm -rf $F/$how
+	done
+	umount $F || fail "umount $F"
+else
+	verbose "$tid: no tmpfs of our own (root only): full disk not tried"
+fi
+rm -rf $W/fsrc
+
+# --- names a server must not send: nothing written outside
+verbose "$tid: names with '/' and '..' from a server"
+for bad in "../evil" "x/../../evil" ".."; do
+	D=$W/bad
+	rm -rf $D $W/evil
+	mkdir -p $D
+	w=`mkserver inject $PY $PROXY --report $W/rep --delay 0 \
+	    --inject "\"$bad\"" -- $SFTPSERVER`
+	batch "get -r $SRC/a/b/c $D/got"
+	${SFTP} -D $w -b $W/batch > $W/out 2>&1
+	[ -e $W/evil ] && fail "injected \"$bad\": wrote outside the target"
+	grep -q "suspect path" $W/out ||
+		fail "injected \"$bad\": no message: `cat $W/out`"
+	same $SRC/a/b/c $D/got "injected \"$bad\": the rest"
+done
+rm -rf $W/bad
+
+# --- the server's open-handles limit, and several files in flight
+verbose "$tid: open handles within the server's limit"
+H=$W/hsrc
+mkdir -p $H/d1 $H/d2
+i=0
+while [ $i -lt 100 ]; do
+	i=`expr $i + 1`
+	head -c `expr $i \* 300` /dev/urandom > $H/d`expr $i % 2 + 1`/f$i
+done
+for lim in "--handles 4:4" "--no-limits:64"; do
+	opt=${lim%:*}
+	max=${lim#*:}
+	w=`mkserver limit $PY $PROXY --report $W/rep --delay 0.01 $opt \
+	    -- $SFTPSERVER`
+	for how in get put scp-down scp-up; do
+		rm -rf $W/h
+		case $how in
+		get) batch "get -r $H $W/h"
+			${SFTP} -D $w -b $W/batch ;;
+		put) batch "put -r $H $W/h"
+			${SFTP} -D $w -b $W/batch ;;
+		scp-down) ${SCP} -D $w -r somehost:$H $W/h ;;
+		scp-up) ${SCP} -D $w -r $H somehost:$W/h ;;
+		esac > $W/out 2>&1 || fail "$how $opt: failed: `cat $W/out`"
+		same $H $W/h "$how $opt"
+		n=`awk '$1 == "max_handles" { print $2 }' $W/rep`
+		over=`awk '$1 == "over" { print $2 }' $W/rep`
+		trace "$how $opt: at most $n handles open"
+		[ "$over" = 0 ] && [ "$n" -le $max ] ||
+			fail "$how $opt: $n handles open at once, allowed $max"
+		[ "$n" -gt 1 ] ||
+			fail "$how $opt: one file at a time (no engine?)"
+	done
+done
+rm -rf $H $W/h
+
+# --- round trips in series for one small file, beyond INIT's
+verbose "$tid: round trips for a 1-byte file"
+printf x > $W/onebyte
+mkdir -p $W/rt
+w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
+for how in up down; do
+	if [ $how = up ]; then
+		${SCP} -D $w $W/onebyte somehost:$W/rt/ > $W/out 2>&1
+	else
+		${SCP} -D $w somehost:$W/onebyte $W/rt/got > $W/out 2>&1
+	fi || fail "scp $how of 1 byte failed: `cat $W/out`"
+	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+	trace "scp $how, 1 byte: `grep '^depth' $W/rep | tr '\n' ' '`"
+	[ -n "$d" ] && [ "$d" -le 3 ] ||
+		fail "scp $how of 1 byte: $d round trips in series, more than 3"
+done
+cmp -s $W/onebyte $W/rt/onebyte || fail "scp up of 1 byte: differs"
+cmp -s $W/onebyte $W/rt/got || fail "scp down of 1 byte: differs"
+
+# --- Ctrl-C: nothing incomplete looks complete
+verbose "$tid: interrupted download: partial files are not made to look whole"
+I=$W/isrc
+mkdir -p $I
+i=0
+while [ $i -lt 40 ]; do
+	i=`expr $i + 1`
+	head -c 1000000 /dev/urandom > $I/f$i
+done
+touch -d "2001-02-03 04:05:06" $I/f*
+w=`mkserver int $PY $PROXY --report $W/rep --delay 0.1 --handles 2 \
+    -- $SFTPSERVER`
+batch "get -pr $I $W/i"
+${SFTP} -D $w -B 32768 -R 8 -b $W/batch > $W/out 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 100 ] && [ "`ls $W/i 2>/dev/null | wc -l`" -lt 3 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+kill -INT $pid 2>/dev/null
+i=0
+while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+if kill -0 $pid 2>/dev/null; then
+	kill -9 $pid
+	fail "sftp did not stop on SIGINT"
+fi
+wait $pid && fail "interrupted sftp: status 0"
+ok=0
+part=0
+for f in $W/i/f*; do
+	[ -f "$f" ] || continue
+	b=`basename $f`
+	if cmp -s $I/$b $f; then
+		ok=`expr $ok + 1`
+		continue
+	fi
+	part=`expr $part + 1`
+	[ `stat -c %s $f` -lt 1000000 ] ||
+		fail "interrupted: $b has the full size but differs"
+	[ "`stat -c %Y $f`" != "`stat -c %Y $I/$b`" ] ||
+		fail "interrupted: partial $b has the source's time"
+done
+trace "interrupted: $ok whole, $part partial of 40"
+[ $ok -lt 40 ] || verbose "$tid: the transfer ended before the interrupt"
+
+rm -rf $W
