@@ -3,8 +3,9 @@
 #
 # Made from the pinned tarball (no other release is fetchable here):
 #   - the pinned release with one byte changed: refused, SHA-256 mismatch;
-#   - the same tree repacked as release 10.9p1: refused without its
-#     OPENSSH_SHA256; with it, the tree is prepared: our fixes for flaws
+#   - the same tree with our security fixes applied (as a release that has
+#     them would carry them), repacked as release 10.9p1: refused without
+#     its OPENSSH_SHA256; with it, the tree is prepared: our fixes for flaws
 #     upstream fixed by 10.9p1 are skipped (Upstream-Fixed-In), the rest of
 #     the series applies;
 #   - that tree with a line our series needs changed: refused, naming the
@@ -47,8 +48,17 @@ expect_fail "$w/1.out" "SHA-256 mismatch" \
 rm -rf "$src"
 tar -C "$w" -xzf "$pin"
 
-# 2. "10.9p1": refused without its hash, prepared with it.
+# 2. "10.9p1": refused without its hash, prepared with it.  A release that
+# has fixed the flaws our security patches fix carries those fixes, so the
+# stand-in is the pinned tree with them applied (upstream's own fix will
+# differ in its lines, but the HPN patches see a tree in which the fixed
+# code has moved on, as they would in the real release).
 new=10.9p1
+for p in $(sed -e 's/#.*//' "$top/patches/series"); do
+	grep -q '^Upstream-Fixed-In: ' "$top/patches/$p" || continue
+	patch -s -p1 -F0 -N --no-backup-if-mismatch -d "$src" \
+	    < "$top/patches/$p" || bad "$p does not apply to the pinned tree"
+done
 mv "$src" "$w/openssh-$new"
 tar -C "$w" -czf "$w/new.tar.gz" "openssh-$new"
 h=$(sha256sum "$w/new.tar.gz" | awk '{print $1}')
