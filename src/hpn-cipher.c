@@ -106,6 +106,51 @@ hpn_mt_newkeys(int mode, const char *name, int threaded)
 	mt.mt_in_use = threaded;
 }
 
+/* Whether the keys in use are AES-CTR that would get worker threads. */
+static int
+wants_rekey(struct ssh *ssh)
+{
+	if (mt.disabled || !mt.ctr_in_use || mt.mt_in_use || ssh->kex == NULL)
+		return 0;
+	if (workers() <= 0) {
+		debug_f("AES-CTR: fewer than %d CPUs: single-threaded",
+		    HPN_CTR_MT_AUTO_MIN_CPUS);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+rekey(struct ssh *ssh)
+{
+	int r;
+
+	if (ssh_packet_is_rekeying(ssh)) {
+		debug_f("a key exchange is under way: it brings the threads");
+		return;
+	}
+	debug_f("rekeying to start the threaded AES-CTR");
+	if ((r = kex_start_rekex(ssh)) != 0)
+		fatal_fr(r, "kex_start_rekex");
+}
+
+/*
+ * Client, authenticated, before its first channel or forwarding request:
+ * start the key exchange that brings the threads now, so that those
+ * requests wait behind it in our own queue.  Started after them, the
+ * peer's answers would cross its KEXINIT, and a peer that does not hold
+ * back other messages during a key exchange (RFC 4253 7.1; asyncssh
+ * 2.10.1 does not) is disconnected for that since 10.4p1
+ * (rekey-strict-messages.patch).  The new keys come only once the main
+ * loop reads the peer's answer, after hpn_mt_activate().
+ */
+void
+hpn_mt_rekey_early(struct ssh *ssh)
+{
+	if (!mt.active && wants_rekey(ssh))
+		rekey(ssh);
+}
+
 /*
  * Authenticated, and no more forks: allow the threaded cipher and rekey if
  * AES-CTR is in use single-threaded.  A key exchange in progress simply
@@ -114,23 +159,9 @@ hpn_mt_newkeys(int mode, const char *name, int threaded)
 void
 hpn_mt_activate(struct ssh *ssh)
 {
-	int r;
-
 	if (mt.active)
 		return;
 	mt.active = 1;
-	if (mt.disabled || !mt.ctr_in_use || mt.mt_in_use || ssh->kex == NULL)
-		return;
-	if (workers() <= 0) {
-		debug_f("AES-CTR: fewer than %d CPUs: single-threaded",
-		    HPN_CTR_MT_AUTO_MIN_CPUS);
-		return;
-	}
-	if (ssh_packet_is_rekeying(ssh)) {
-		debug_f("a key exchange is under way: it brings the threads");
-		return;
-	}
-	debug_f("rekeying to start the threaded AES-CTR");
-	if ((r = kex_start_rekex(ssh)) != 0)
-		fatal_fr(r, "kex_start_rekex");
+	if (wants_rekey(ssh))
+		rekey(ssh);
 }

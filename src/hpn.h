@@ -117,6 +117,7 @@ struct hpn_ctr_mt *hpn_mt_cipher_new(const char *, const u_char *, u_int,
 	    const u_char *, u_int);
 int	hpn_mt_crypt(struct hpn_ctr_mt *, u_char *, const u_char *, u_int);
 void	hpn_mt_newkeys(int, const char *, int);
+void	hpn_mt_rekey_early(struct ssh *);
 void	hpn_mt_activate(struct ssh *);
 
 /* hpn-window.c */
