@@ -66,7 +66,10 @@ esac
 start=$(date +%s)
 echo "regress($mode): make ${target[*]} in $tree (log: $log)"
 set +e
-make "${target[@]}" > "$log" 2>&1 < /dev/null &
+# The tree's Makefile names its own directory (BUILDDIR): a copy of a tree
+# (scripts/check-all.sh) must run its own binaries and OBJ directory.
+make "${target[@]}" BUILDDIR="$tree" abs_top_srcdir="$tree" \
+    abs_top_builddir="$tree" > "$log" 2>&1 < /dev/null &
 mpid=$!
 # Follow the log for progress (bounded by make's own end).
 tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skip test|^failed|FAIL|passed$' |
