@@ -30,12 +30,16 @@ keyscan portnum cfgparse sshcfgparse cfginclude servcfginclude cfgmatch percent"
 
 cd "$tree"
 rm -f regress/failed-*.log
+# The tree's Makefile names its own directory (BUILDDIR): a copy of a tree
+# (scripts/check-all.sh) must build and run its own binaries and OBJ.
+here=(BUILDDIR="$tree" abs_top_srcdir="$tree" abs_top_builddir="$tree")
 # Build the regress helpers first, in parallel: upstream's own rule for
 # them is serial, and racy in parallel without regress-prep.
-make -s regress-prep > /dev/null 2>&1
-make -s -j"$jobs" regress-binaries regress-unit-binaries > "$logs/regress-build.log" 2>&1 || {
-	tail -n 20 "$logs/regress-build.log" >&2
-	echo "regress: error: building the regress helpers failed (log: $logs/regress-build.log)" >&2
+make -s "${here[@]}" regress-prep > /dev/null 2>&1
+blog="$logs/regress-build-$mode-$(basename "$(dirname "$tree")").log"
+make -s -j"$jobs" "${here[@]}" regress-binaries regress-unit-binaries > "$blog" 2>&1 || {
+	tail -n 20 "$blog" >&2
+	echo "regress: error: building the regress helpers failed (log: $blog)" >&2
 	exit 1; }
 
 case "$mode" in
@@ -64,12 +68,10 @@ hpn|security)
 esac
 
 start=$(date +%s)
+: > "$log"	# before tail -f looks for it
 echo "regress($mode): make ${target[*]} in $tree (log: $log)"
 set +e
-# The tree's Makefile names its own directory (BUILDDIR): a copy of a tree
-# (scripts/check-all.sh) must run its own binaries and OBJ directory.
-make "${target[@]}" BUILDDIR="$tree" abs_top_srcdir="$tree" \
-    abs_top_builddir="$tree" > "$log" 2>&1 < /dev/null &
+make "${here[@]}" "${target[@]}" > "$log" 2>&1 < /dev/null &
 mpid=$!
 # Follow the log for progress (bounded by make's own end).
 tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skip test|^failed|FAIL|passed$' |
