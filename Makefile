@@ -360,7 +360,7 @@ distclean: clean
 
 # ---------------------------------------------------------------------------
 # interop matrix: hpnssh/hpnscp/hpnsftp and hpnsshd against Debian's OpenSSH,
-# stock 10.0p1, PuTTY, Dropbear, asyncssh and paramiko, on loopback and an
+# stock OpenSSH of the base (make stock), PuTTY, Dropbear, asyncssh and paramiko, on loopback and an
 # emulated 50 ms path; results in build/interop/results.md (tests/interop/
 # README.md; root; about 4 minutes)
 

@@ -4,7 +4,7 @@
 # The interop matrix: HPN peers (hpnssh/hpnscp/hpnsftp, hpnsshd) against
 # other SSH implementations, each as client of hpnsshd and, where it has a
 # server, as server of the hpn clients: Debian's OpenSSH (/usr/bin/ssh,
-# /usr/sbin/sshd), pristine 10.0p1 (STOCK_TREE), PuTTY (plink, pscp, psftp;
+# /usr/sbin/sshd), the pristine base release (STOCK_TREE), PuTTY (plink, pscp, psftp;
 # client only), Dropbear (dbclient, dropbear), asyncssh and paramiko
 # (tests/interop/pyclient.py, pyserver.py).  For each pair and each cipher
 # both have (of CIPHERS), SIZE of random data goes up and comes back down,
