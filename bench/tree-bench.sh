@@ -8,6 +8,9 @@
 #   CIPHER=aes128-gcm@openssh.com
 #   TREES="100x1M 1000x64K"  (COUNTxSIZE)   BIG=1G ("" skips the big file)
 #   MODES="scp-up scp-down sftp-get"   RSYNC="rsync-up rsync-down" ("" skips)
+#   PIPE=pipe-up ("" skips): the same bytes through a plain hpnssh pipe
+#   (tar for a tree, cat for the big file), the ceiling any file copy over
+#   one SSH connection has on this path
 #   STOCK_REPS=1   STOCK_CAP=90 (s: a stock tree run longer than this is
 #   cut off and reported with the bytes it moved)
 #   ONEBYTE=5 (1-byte scp runs per pair and direction, 0 skips)
@@ -34,6 +37,7 @@ TREES=${TREES-"100x1M 1000x64K"}
 BIG=${BIG-1G}
 MODES=${MODES:-"scp-up scp-down sftp-get"}
 RSYNC=${RSYNC-"rsync-up rsync-down"}
+PIPE=${PIPE-pipe-up}
 STOCK_REPS=${STOCK_REPS:-1}
 STOCK_CAP=${STOCK_CAP:-90}
 ONEBYTE=${ONEBYTE:-5}
@@ -56,8 +60,8 @@ command -v rsync >/dev/null || [ -z "$RSYNC" ] || bl_die "rsync missing (make de
 [[ $ONEBYTE =~ ^[0-9]+$ ]] || bl_die "ONEBYTE: a number"
 for r in $RTTS; do [[ $r =~ ^[0-9]+$ ]] || bl_die "RTTS: integers (ms), not '$r'"; done
 for t in $TREES; do [[ $t =~ ^[0-9]+x[0-9]+[KMG]?$ ]] || bl_die "TREES: COUNTxSIZE, not '$t'"; done
-for m in $MODES $RSYNC; do
-	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down) ;;
+for m in $MODES $RSYNC $PIPE; do
+	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down|pipe-up) ;;
 	*) bl_die "MODES/RSYNC: unknown mode '$m'" ;; esac
 done
 BIGB=0
@@ -68,9 +72,9 @@ avail=$(df -k --output=avail /dev/shm | tail -n 1)
 [ $((avail * 1024)) -gt $((need * 3)) ] || bl_die "/dev/shm has too little room for 3 x $need bytes"
 
 # the plan and its rough length
-ncases=$(( $(wc -w <<<"$TREES") * ($(wc -w <<<"$MODES") + $(wc -w <<<"$RSYNC")) ))
+ncases=$(( $(wc -w <<<"$TREES") * ($(wc -w <<<"$MODES") + $(wc -w <<<"$RSYNC") + $(wc -w <<<"$PIPE")) ))
 echo "tree-bench: RTTS=\"$RTTS\" RATE=$RATE MTU=$MTU REPS=$REPS CIPHER=$CIPHER"
-echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\""
+echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\" PIPE=\"$PIPE\""
 echo "tree-bench: stock in $STOCK_REPS of $REPS repetitions, each tree run cut at ${STOCK_CAP}s; 1-byte scp x $ONEBYTE"
 echo "tree-bench: $ncases tree runs per pair and repetition; roughly $(( ($(wc -w <<<"$RTTS") * (REPS * (ncases * 8 + 60 + BIGB / 30000000) + STOCK_REPS * $(wc -w <<<"$TREES") * $(wc -w <<<"$MODES") * STOCK_CAP)) / 60 )) min at most"
 [ "${DRY_RUN:-0}" = 1 ] && exit 0
@@ -201,6 +205,11 @@ transfer() {
 		cmd=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
 	rsync-up) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "$src" "bench:$dst/") ;;
 	rsync-down) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "bench:$src" "$dst/") ;;
+	pipe-up) if [ "$c" = big ]; then
+			cmd=(sh -c "exec $t/ssh $(copts "$pair") bench 'cat > $dst/big' < $src")
+		else
+			cmd=(sh -c "tar -C $work/src -cf - $c | $t/ssh $(copts "$pair") bench 'tar -C $dst -xf -'")
+		fi ;;
 	esac
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
@@ -304,12 +313,12 @@ for rtt in $RTTS; do
 					transfer "$rtt" "$c" "$m" "$p" "$rep" "${SU[$p]}" "${IP[$c]}"
 				done
 			done
-			for m in $RSYNC; do
+			for m in $RSYNC $PIPE; do
 				transfer "$rtt" "$c" "$m" hpn "$rep" "${SU[hpn]}" "${IP[$c]}"
 			done
 		done
 		if [ "$BIGB" -gt 0 ]; then
-			for m in $MODES; do
+			for m in $MODES $PIPE; do
 				transfer "$rtt" big "$m" hpn "$rep" "${SU[hpn]}" "${IP[big]}"
 			done
 		fi

@@ -53,7 +53,7 @@ END {
 				mode = om[rtt, c, j]
 				k = rtt SUBSEP c SUBSEP mode
 				split(mode, mp, ":")
-				who = mp[1] ~ /^rsync/ ? "rsync -e hpnssh" : (mp[2] == "hpn" ? "hpn" : "stock")
+				who = mp[1] ~ /^rsync/ ? "rsync -e hpnssh" : mp[1] ~ /^pipe/ ? (c == "big" ? "cat \\| hpnssh" : "tar \\| hpnssh") : (mp[2] == "hpn" ? "hpn" : "stock")
 				cmd = mp[1]
 				if (capped[k] > 0 && ok[k] == 0)
 					printf "| %s | %s | %s | 0/%d (cut at %.0f s: %.1f of %.1f MB) | > %.1f | %s (rate so far) | | %s–%s |\n", lbl, cmd, who, runs[k], cnet[k], cmoved[k] / 1e6, bytes[c] / 1e6, cnet[k], med(k SUBSEP "cfrac"), lo[k], hi[k]
