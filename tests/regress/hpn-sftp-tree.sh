@@ -57,6 +57,18 @@ mktree() {
 	done
 }
 
+# The proxy writes its report once the client has closed its end; scp and
+# sftp need not wait for their server to exit, so the report may come a
+# moment after them.  Remove it before a run, wait for it after.
+waitrep() {
+	_i=0
+	while [ $_i -lt 100 ] && [ ! -s $W/rep ]; do
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
+	[ -s $W/rep ] || fail "$1: the proxy wrote no report"
+}
+
 # directories, then every file's SHA-256
 treesum() {
 	(cd "$1" && find . -type d | LC_ALL=C sort &&
@@ -305,7 +317,7 @@ for lim in "--handles 4:4" "--no-limits:64"; do
 	w=`mkserver limit $PY $PROXY --report $W/rep --delay 0.01 $opt \
 	    -- $SFTPSERVER`
 	for how in get put scp-down scp-up; do
-		rm -rf $W/h
+		rm -rf $W/h $W/rep
 		case $how in
 		get) batch "get -r $H $W/h"
 			${SFTP} -D $w -b $W/batch ;;
@@ -315,6 +327,7 @@ for lim in "--handles 4:4" "--no-limits:64"; do
 		scp-up) ${SCP} -D $w -r $H somehost:$W/h ;;
 		esac > $W/out 2>&1 || fail "$how $opt: failed: `cat $W/out`"
 		same $H $W/h "$how $opt"
+		waitrep "$how $opt"
 		n=`awk '$1 == "max_handles" { print $2 }' $W/rep`
 		over=`awk '$1 == "over" { print $2 }' $W/rep`
 		trace "$how $opt: at most $n handles open"
@@ -332,11 +345,13 @@ printf x > $W/onebyte
 mkdir -p $W/rt
 w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
 for how in up down; do
+	rm -f $W/rep
 	if [ $how = up ]; then
 		${SCP} -D $w $W/onebyte somehost:$W/rt/ > $W/out 2>&1
 	else
 		${SCP} -D $w somehost:$W/onebyte $W/rt/got > $W/out 2>&1
 	fi || fail "scp $how of 1 byte failed: `cat $W/out`"
+	waitrep "scp $how of 1 byte"
 	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
 	trace "scp $how, 1 byte: `grep '^depth' $W/rep | tr '\n' ' '`"
 	[ -n "$d" ] && [ "$d" -le 3 ] ||
