@@ -207,14 +207,18 @@ def main():
                     qcond.wait(due - now)
                     continue
                 queue.pop(0)
+            # given before it is written: a request the client sends on
+            # reading it may reach us before os.write() returns (counting
+            # it one deeper than a request sent just before is the safe
+            # side)
+            with st.lock:
+                if d > st.delivered:
+                    st.delivered = d
             try:
                 while data:
                     data = data[os.write(1, data):]
             except OSError:
                 return
-            with st.lock:
-                if d > st.delivered:
-                    st.delivered = d
 
     def from_server():
         buf = bytearray()
