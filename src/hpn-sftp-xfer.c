@@ -108,6 +108,8 @@ extern int showprogress;
  *    cannot make the other one succeed.  The local file is opened first
  *    (and kept), so that a source upstream could not read creates nothing
  *    remote.
+ *  - sftp -b: the same lookups for a get, when the batch file's first
+ *    command is a get of one path (hpn_sftp_batch_peek).
  *  - sftp: REALPATH of "." (its remote working directory).  And before
  *    the glob of a get (hpn_sftp_lookahead), in one round trip: LSTAT and
  *    STAT of a source without glob characters, REALPATH and OPENDIR with
@@ -153,7 +155,9 @@ static struct {
 	char *put_src, *put_dst;
 	int put_dir, put_fd, put_preserve, put_targ;
 	Attrib put_a;
-} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, 0, { 0 } };
+	int batch;			/* from sftp -b's first command */
+} pf = { NULL, 0, 0, NULL, NULL, 0, -1, 0, 0, { 0 }, 0 };
+static struct hpn_sftp *batch_h;	/* its lookups, until it has run */
 
 static void
 prefetch_clear(void)
@@ -241,6 +245,117 @@ hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
 	if (pf.put_dir)
 		pf.put_a.perm |= (S_IWUSR|S_IXUSR);
 	free(tmp);
+}
+
+/*
+ * sftp -b, before it connects: the batch file's first line, read with
+ * read(2) so that stdio has buffered nothing yet and its own reads go on
+ * after the line (at most BATCH_PEEK_MAX bytes of it).  When the line is a get of one path without glob
+ * characters (relative to the remote working directory or absolute), its
+ * lookups go with INIT as for scp's download, and hpn_sftp_lookahead()
+ * finds them asked.  hpn_sftp_batch_read() hands the bytes back as fgets()
+ * would have read them.  Input that is
+ * neither a regular file nor a pipe with data waiting is left alone: a
+ * program that writes its commands only once sftp has connected must not
+ * be waited for.
+ */
+#define BATCH_PEEK_MAX	8192
+static char *batch_line, *batch_next;
+
+void
+hpn_sftp_batch_peek(FILE *f, int global_rflag)
+{
+	struct stat sb;
+	struct pollfd pfd;
+	char *line, *cp, *word, *path = NULL;
+	size_t n = 0;
+	ssize_t r;
+	int fd = fileno(f), recursive = global_rflag, first = 1;
+
+	if (batch_line != NULL || fd == -1 || fstat(fd, &sb) == -1)
+		return;
+	if (!S_ISREG(sb.st_mode)) {
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		if (!S_ISFIFO(sb.st_mode) || poll(&pfd, 1, 0) != 1 ||
+		    (pfd.revents & POLLIN) == 0)
+			return;
+	}
+	line = xmalloc(BATCH_PEEK_MAX + 1);
+	while (n < BATCH_PEEK_MAX) {
+		if ((r = read(fd, line + n, 1)) == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (line[n++] == '\n')
+			break;
+	}
+	if (n == 0) {
+		free(line);
+		return;
+	}
+	line[n] = '\0';
+	batch_line = batch_next = line;
+
+	/* [-@]* get|mget|reget [-afPpRr]... path [local] */
+	cp = xstrdup(line);
+	word = cp + strspn(cp, " \t");
+	word += strspn(word, "-@");
+	for (word = strtok(word, " \t\r\n"); word != NULL;
+	    word = strtok(NULL, " \t\r\n"), first = 0) {
+		if (first) {
+			if (strcmp(word, "get") != 0 &&
+			    strcmp(word, "mget") != 0 &&
+			    strcmp(word, "reget") != 0)
+				break;
+		} else if (*word == '-' && path == NULL) {
+			if (word[1] == '\0' ||
+			    word[strspn(word + 1, "afPpRr") + 1] != '\0')
+				break;	/* "-", "--", or not get's flags */
+			if (strpbrk(word, "Rr") != NULL)
+				recursive = 1;
+		} else {
+			path = word;
+			break;
+		}
+	}
+	if (path != NULL && strpbrk(path, "\"'\\*?[#~") == NULL) {
+		debug3_f("\"%s\" (first batch command)", path);
+		hpn_sftp_prefetch_get(path, recursive);
+		pf.batch = 1;
+	}
+	free(cp);
+}
+
+/* sftp -b: fgets() of the batch file, the peeked bytes first. */
+char *
+hpn_sftp_batch_read(char *buf, int len, FILE *f)
+{
+	size_t n;
+	int i;
+
+	if (batch_line == NULL && batch_h != NULL) {
+		/* the first command has run: its lookups serve no other */
+		for (i = E_LSTAT; i <= E_OPENDIR; i++)
+			batch_h->e[i].used = 1;
+		batch_h = NULL;
+	}
+	if (batch_line == NULL || len < 2)
+		return fgets(buf, len, f);
+	n = strlen(batch_next);
+	if (n > (size_t)len - 1)
+		n = len - 1;
+	memcpy(buf, batch_next, n);
+	buf[n] = '\0';
+	batch_next += n;
+	if (*batch_next != '\0')
+		return buf;
+	free(batch_line);
+	batch_line = batch_next = NULL;
+	/* a line longer than the peek: the rest as fgets() would add it */
+	if (n > 0 && buf[n - 1] != '\n' && n < (size_t)len - 1)
+		(void)fgets(buf + n, len - n, f);
+	return buf;
 }
 
 struct hpn_sftp *
@@ -360,6 +475,8 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 			}
 		}
 	}
+	if (pf.batch)
+		batch_h = h;
 	prefetch_clear();
 	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
 	    sshbuf_len(b)) != sshbuf_len(b))
@@ -586,6 +703,31 @@ hpn_sftp_cached_stat(struct hpn_sftp *h, const char *path, int lstat,
  */
 static struct hpn_sftp *lookahead_h;	/* answers to drop after the get */
 
+/* Were path's lookups sent with INIT (sftp -b), and none taken yet? */
+static int
+early_asked(struct hpn_sftp *h, const char *path, int recursive)
+{
+	struct early *dot = &h->e[E_DOT];
+	char *asked;
+	int i, ok, kinds[] = { E_LSTAT, E_STAT, E_REAL, E_OPENDIR };
+
+	if (h->pf_path == NULL || h->put_dst != NULL)
+		return 0;
+	for (i = 0; i < (recursive ? 4 : 2); i++)
+		if (h->e[kinds[i]].id == 0 || !h->e[kinds[i]].done ||
+		    h->e[kinds[i]].used)
+			return 0;
+	if (*h->pf_path == '/')
+		asked = xstrdup(h->pf_path);
+	else if (dot->done && dot->status == SSH2_FX_OK && dot->str != NULL)
+		asked = sftp_path_append(dot->str, h->pf_path);
+	else
+		return 0;
+	ok = strcmp(asked, path) == 0;
+	free(asked);
+	return ok;
+}
+
 void
 hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 {
@@ -598,6 +740,13 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 	if (h == NULL || h->upstream || path == NULL ||
 	    strpbrk(path, "*?[\\") != NULL)
 		return;
+	if (early_asked(h, path, recursive)) {
+		debug3_f("\"%s\" asked with INIT", path);
+		free(h->pf_path);
+		h->pf_path = xstrdup(path);
+		lookahead_h = h;
+		return;
+	}
 	if ((b = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
 	/* earlier answers of these kinds go; so does a handle none took */
@@ -893,6 +1042,8 @@ hpn_sftp_detach(struct hpn_sftp *h)
 	}
 	if (lookahead_h == h)
 		lookahead_h = NULL;
+	if (batch_h == h)
+		batch_h = NULL;
 	early_free(h);
 	free(h->pf_path);
 	free(h->put_src);

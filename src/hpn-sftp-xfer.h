@@ -29,6 +29,10 @@ int	hpn_sftp_cached_stat(struct hpn_sftp *, const char *, int, int,
 	    struct Attrib *, int *);
 char	*hpn_sftp_cached_realpath(struct hpn_sftp *, const char *);
 
+/* sftp -b: the first command read before connecting, a get's lookups. */
+void	hpn_sftp_batch_peek(FILE *, int);
+char	*hpn_sftp_batch_read(char *, int, FILE *);
+
 /* sftp: what a get will ask about its source, in one round trip. */
 void	hpn_sftp_lookahead(struct hpn_sftp *, const char *, int);
 struct hpn_sftp *sftp_hpn(struct sftp_conn *);	/* in sftp-client.c */

@@ -359,6 +359,44 @@ for how in up down; do
 done
 cmp -s $W/onebyte $W/rt/onebyte || fail "scp up of 1 byte: differs"
 cmp -s $W/onebyte $W/rt/got || fail "scp down of 1 byte: differs"
+# sftp -b: the first command's lookups go with INIT, whether the batch
+# comes from a file or a pipe, with a relative or an absolute path
+for how in file pipe rel; do
+	rm -f $W/rep $W/rt/sgot
+	case $how in
+	file) batch "get $W/onebyte $W/rt/sgot"
+		${SFTP} -D $w -b $W/batch ;;
+	pipe) echo "get $W/onebyte $W/rt/sgot" | ${SFTP} -D $w -b - ;;
+	rel) (cd $W && echo "get onebyte $W/rt/sgot" |
+		${SFTP} -D $w -b -) ;;
+	esac > $W/out 2>&1 || fail "sftp get ($how) of 1 byte failed: `cat $W/out`"
+	waitrep "sftp get ($how) of 1 byte"
+	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+	trace "sftp get ($how), 1 byte: `grep '^depth' $W/rep | tr '\n' ' '`"
+	[ -n "$d" ] && [ "$d" -le 3 ] ||
+		fail "sftp get ($how) of 1 byte: $d round trips in series, more than 3"
+	cmp -s $W/onebyte $W/rt/sgot || fail "sftp get ($how) of 1 byte: differs"
+done
+
+# the batch file's first line, read before connecting, is the same
+# commands as upstream reads (fgets in 2 KiB pieces, a line past the
+# 8 KiB read ahead too)
+if [ -n "$SRV_stock" ]; then
+	# blank pieces are empty commands: every piece is echoed, and
+	# how the line was cut shows in the output
+	long=`head -c 9000 /dev/zero | tr '\0' ' '`
+	printf -- '-get %s/none%s\nls %s\n' $W "$long" $W/rt > $W/b.long
+	printf -- '-get %s/none%s\nls %s\n' $W "${long%?????}" $W/rt \
+	    > $W/b.long2
+	for b in b.long b.long2; do
+		${SFTP} -D $SFTPSERVER -b $W/$b > $W/out.ours 2>&1
+		echo "status $?" >> $W/out.ours
+		$HPN_STOCK_TREE/sftp -D $SFTPSERVER -b $W/$b > $W/out.stock 2>&1
+		echo "status $?" >> $W/out.stock
+		cmp -s $W/out.ours $W/out.stock ||
+			fail "sftp -b $b: not as upstream: `diff $W/out.stock $W/out.ours | head -n 5`"
+	done
+fi
 
 # --- Ctrl-C: nothing incomplete looks complete
 verbose "$tid: interrupted download: partial files are not made to look whole"
