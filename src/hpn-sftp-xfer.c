@@ -141,6 +141,7 @@ struct hpn_sftp {
 	u_int rbuflen, wbuflen, nreq;
 	u_int64_t open_handles;		/* the server's figure, 0: none */
 	int upstream;			/* -l: upstream's code does it all */
+	int can_hash;			/* the server has HPN_HASH_EXT */
 	struct early e[E_MAX];
 	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
 	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
@@ -504,6 +505,164 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 		fatal_fr(r, "reserve");
 	if (atomicio(read, h->fd_in, p, len) != len)
 		fatal("Connection closed");
+}
+
+/* ------------------------------------------------------------------ */
+/* plain requests, for verified resume (hpn-sftp-resume.c) */
+
+/* sftp_init: a VERSION extension upstream does not know.  1: ours. */
+int
+hpn_sftp_server_ext(struct hpn_sftp *h, const char *name, const char *value)
+{
+	if (h == NULL || strcmp(name, HPN_HASH_EXT) != 0 ||
+	    strcmp(value, "1") != 0)
+		return 0;
+	h->can_hash = 1;
+	return 1;
+}
+
+int
+hpn_sftp_can_hash(struct hpn_sftp *h)
+{
+	return h != NULL && h->can_hash;
+}
+
+u_int
+hpn_sftp_next_id(struct hpn_sftp *h)
+{
+	return (*h->msg_id)++;
+}
+
+/* A request (its body: type, id, ...), framed. */
+void
+hpn_sftp_send(struct hpn_sftp *h, struct sshbuf *body)
+{
+	struct sshbuf *b;
+	int r;
+
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if ((r = sshbuf_put_stringb(b, body)) != 0)
+		fatal_fr(r, "compose");
+	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
+	    sshbuf_len(b)) != sshbuf_len(b))
+		fatal("Couldn't send packet: %s", strerror(errno));
+	sshbuf_free(b);
+}
+
+/* The next reply, its body in m. */
+void
+hpn_sftp_recv(struct hpn_sftp *h, struct sshbuf *m)
+{
+	recv_blocking(h, m);
+}
+
+/* A STATUS reply's code, SSH2_FX_FAILURE for anything else. */
+static u_int
+reply_status(struct sshbuf *m, u_char type)
+{
+	u_int status;
+
+	if (type != SSH2_FXP_STATUS || sshbuf_get_u32(m, &status) != 0)
+		return SSH2_FX_FAILURE;
+	return status;
+}
+
+/*
+ * OPEN of path for reading and its STAT, in one round trip.  0: *handle
+ * (hlen bytes) and *size; -1: *status says why (and no handle is left).
+ */
+int
+hpn_sftp_open_read(struct hpn_sftp *h, const char *path, u_char **handle,
+    size_t *hlen, u_int64_t *size, u_int *status)
+{
+	struct sshbuf *b, *m;
+	u_int oid, sid, id, i;
+	u_char type;
+	Attrib a;
+	int r, have_size = 0;
+
+	*handle = NULL;
+	*hlen = 0;
+	*size = 0;
+	*status = SSH2_FX_OK;
+	if ((b = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	attrib_clear(&a);
+	oid = hpn_sftp_next_id(h);
+	if ((r = sshbuf_put_u8(b, SSH2_FXP_OPEN)) != 0 ||
+	    (r = sshbuf_put_u32(b, oid)) != 0 ||
+	    (r = sshbuf_put_cstring(b, path)) != 0 ||
+	    (r = sshbuf_put_u32(b, SSH2_FXF_READ)) != 0 ||
+	    (r = encode_attrib(b, &a)) != 0)
+		fatal_fr(r, "compose");
+	hpn_sftp_send(h, b);
+	sshbuf_reset(b);
+	sid = hpn_sftp_next_id(h);
+	if ((r = sshbuf_put_u8(b, SSH2_FXP_STAT)) != 0 ||
+	    (r = sshbuf_put_u32(b, sid)) != 0 ||
+	    (r = sshbuf_put_cstring(b, path)) != 0)
+		fatal_fr(r, "compose");
+	hpn_sftp_send(h, b);
+	for (i = 0; i < 2; i++) {
+		recv_blocking(h, m);
+		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
+		    (r = sshbuf_get_u32(m, &id)) != 0)
+			fatal_fr(r, "parse");
+		if (id == oid && type == SSH2_FXP_HANDLE) {
+			if ((r = sshbuf_get_string(m, handle, hlen)) != 0)
+				fatal_fr(r, "parse handle");
+		} else if (id == oid) {
+			*status = reply_status(m, type);
+		} else if (id == sid && type == SSH2_FXP_ATTRS) {
+			if ((r = decode_attrib(m, &a)) != 0)
+				fatal_fr(r, "decode_attrib");
+			if (a.flags & SSH2_FILEXFER_ATTR_SIZE) {
+				*size = a.size;
+				have_size = 1;
+			}
+		} else if (id != sid)
+			fatal("ID mismatch (%u)", id);
+	}
+	sshbuf_free(b);
+	sshbuf_free(m);
+	if (*handle != NULL && !have_size) {
+		hpn_sftp_close_handle(h, *handle, *hlen);
+		free(*handle);
+		*handle = NULL;
+		*status = SSH2_FX_FAILURE;	/* no size: cannot resume */
+	}
+	if (*handle == NULL && *status == SSH2_FX_OK)
+		*status = SSH2_FX_FAILURE;
+	return *handle == NULL ? -1 : 0;
+}
+
+/* CLOSE of a handle, waited for. */
+void
+hpn_sftp_close_handle(struct hpn_sftp *h, const u_char *handle, size_t hlen)
+{
+	struct sshbuf *b;
+	u_int id, rid;
+	u_char type;
+	int r;
+
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	id = hpn_sftp_next_id(h);
+	if ((r = sshbuf_put_u8(b, SSH2_FXP_CLOSE)) != 0 ||
+	    (r = sshbuf_put_u32(b, id)) != 0 ||
+	    (r = sshbuf_put_string(b, handle, hlen)) != 0)
+		fatal_fr(r, "compose");
+	hpn_sftp_send(h, b);
+	recv_blocking(h, b);
+	if ((r = sshbuf_get_u8(b, &type)) != 0 ||
+	    (r = sshbuf_get_u32(b, &rid)) != 0)
+		fatal_fr(r, "parse");
+	if (rid != id)
+		fatal("ID mismatch (%u != %u)", rid, id);
+	if (reply_status(b, type) != SSH2_FX_OK)
+		debug_f("close: %s", fx2txt(reply_status(b, type)));
+	sshbuf_free(b);
 }
 
 /* One reply to an early request (not limits). */

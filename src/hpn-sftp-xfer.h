@@ -49,4 +49,20 @@ int	hpn_sftp_put_dir(struct sftp_conn *, struct hpn_sftp *, const char *,
 void	hpn_sftp_batch_begin(void);
 int	hpn_sftp_batch_end(void);
 
+/* Verified resume (hpn-sftp-resume.c) and the plain requests it makes. */
+#define HPN_RESUME_BY_SIZE	2	/* -ZZ, -aa: size-only append allowed */
+int	hpn_sftp_resume_get(struct hpn_sftp *, const u_char *, size_t,
+	    const char *, int, u_int64_t, int, off_t *);
+int	hpn_sftp_resume_put(struct hpn_sftp *, int, const char *, u_int64_t,
+	    int, u_int64_t *);
+int	hpn_sftp_server_ext(struct hpn_sftp *, const char *, const char *);
+int	hpn_sftp_can_hash(struct hpn_sftp *);
+u_int	hpn_sftp_next_id(struct hpn_sftp *);
+struct sshbuf;
+void	hpn_sftp_send(struct hpn_sftp *, struct sshbuf *);
+void	hpn_sftp_recv(struct hpn_sftp *, struct sshbuf *);
+int	hpn_sftp_open_read(struct hpn_sftp *, const char *, u_char **,
+	    size_t *, u_int64_t *, u_int *);
+void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
+
 #endif /* HPN_SFTP_XFER_H */

@@ -85,6 +85,17 @@ void	hpn_sftp_rd_eof(struct hpn_sftp_rd *, u_int64_t);
 int	hpn_sftp_rd_planned(const struct hpn_sftp_rd *);
 int	hpn_sftp_rd_done(const struct hpn_sftp_rd *);
 
+/* hpn-sftp-hash.c: hashes of byte ranges, for verified resume */
+#define HPN_HASH_EXT		"hash-range@hpn-patch-set.invalid"
+#define HPN_HASH_RANGE_MAX	(64 * 1024 * 1024)	/* per request */
+#define HPN_HASH_MD_MAX		64			/* bytes */
+const char *hpn_hash_pick(const char *);
+const char *hpn_hash_algs(void);
+int	hpn_hash_range(int, const char *, u_int64_t, u_int64_t, u_char *,
+	    u_int *, u_int64_t *);
+u_int	hpn_hash_range_reply(struct sshbuf *, int, const char *, u_int32_t,
+	    struct sshbuf *);
+
 /* hpn-buffers.c: sshbuf grows geometrically past this size */
 #define HPN_SSHBUF_GEOMETRIC	(256 * 1024)
 size_t	hpn_sshbuf_grow(size_t, size_t, size_t);

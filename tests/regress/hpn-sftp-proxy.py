@@ -21,9 +21,14 @@ own stdin/stdout (the client: sftp -D, scp -D), watching them:
 
   inject    (a misbehaving server) NAME is added to the first directory
             listing, as a regular file of 1 byte.
+  bytes     the file data carried: read_bytes in DATA replies,
+            write_bytes in WRITE requests.
+  rate      --rate BYTES: at most that many bytes a second each way (a
+            slow path, to interrupt a transfer in its middle).
 
 The report (FILE, written at the end): "key value" lines: max_depth,
 max_handles, allowed, over (times above allowed), requests, opens,
+read_bytes, write_bytes,
 plus "depth N TYPE" for every request.  Bounded: it ends when either side
 closes, and after --timeout seconds (default 300) at the latest.
 """
@@ -31,15 +36,15 @@ closes, and after --timeout seconds (default 300) at the latest.
 import argparse
 import os
 import select
-import signal
 import struct
 import subprocess
 import sys
 import threading
 import time
 
-INIT, VERSION, OPEN, CLOSE, OPENDIR = 1, 2, 3, 4, 11
-STATUS, HANDLE, NAME, EXTENDED, EXTENDED_REPLY = 101, 102, 104, 200, 201
+INIT, VERSION, OPEN, CLOSE, WRITE, OPENDIR = 1, 2, 3, 4, 6, 11
+STATUS, HANDLE, DATA, NAME, EXTENDED, EXTENDED_REPLY = (101, 102, 103, 104,
+                                                       200, 201)
 READDIR = 12
 OP_UNSUPPORTED = 8
 
@@ -59,6 +64,7 @@ def parse():
     p.add_argument("--delay", type=float, default=0.2)
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--inject", default=None)
+    p.add_argument("--rate", type=float, default=0)
     p.add_argument("server", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.server and a.server[0] == "--":
@@ -103,6 +109,8 @@ class State:
         self.max_open = 0
         self.over = 0
         self.opens = 0
+        self.read_bytes = 0
+        self.write_bytes = 0
         if a.handles is not None:
             self.allowed = a.handles
         elif a.no_limits:
@@ -124,6 +132,10 @@ class State:
         if t == CLOSE:
             h, _ = sstr(body, 5)
             self.close_of[rid] = h
+        if t == WRITE:
+            _, off = sstr(body, 5)
+            data, _ = sstr(body, off + 8)
+            self.write_bytes += len(data)
         if t == EXTENDED:
             name, _ = sstr(body, 5)
             if name == b"limits@openssh.com":
@@ -149,6 +161,9 @@ class State:
         (rid,) = struct.unpack(">I", body[1:5])
         d = self.depth.pop(rid, 0)
         k = self.kind.pop(rid, None)
+        if t == DATA:
+            data, _ = sstr(body, 5)
+            self.read_bytes += len(data)
         if t == HANDLE and k in (OPEN, OPENDIR):
             h, _ = sstr(body, 5)
             self.open.add(h)
@@ -191,6 +206,7 @@ def main():
                            stdout=subprocess.PIPE)
     deadline = time.monotonic() + a.timeout
     queue = []                    # (due, bytes, depth), in order
+    free_at = [0.0]               # --rate: when the path is free again
     qcond = threading.Condition()
     done = {"server": False}
 
@@ -233,8 +249,12 @@ def main():
             for body in frames(buf):
                 with st.lock:
                     body, d = st.reply(body)
+                due = time.monotonic() + a.delay
+                if a.rate > 0:
+                    due = max(due, free_at[0])
+                    free_at[0] = due + (len(body) + 4) / a.rate
                 with qcond:
-                    queue.append((time.monotonic() + a.delay, pack(body), d))
+                    queue.append((due, pack(body), d))
                     qcond.notify()
         with qcond:
             done["server"] = True
@@ -264,6 +284,8 @@ def main():
             srv.stdin.flush()
         except OSError:
             break
+        if a.rate > 0:
+            time.sleep(len(out) / a.rate)
     try:
         srv.stdin.close()
     except OSError:
@@ -284,6 +306,8 @@ def main():
             f.write("over %d\n" % st.over)
             f.write("requests %d\n" % len(st.log))
             f.write("opens %d\n" % st.opens)
+            f.write("read_bytes %d\n" % st.read_bytes)
+            f.write("write_bytes %d\n" % st.write_bytes)
             for d, t in st.log:
                 f.write("depth %d %s\n" % (d, t))
         os.rename(a.report + ".tmp", a.report)
@@ -291,5 +315,6 @@ def main():
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE stays ignored (Python's default): a client that dies (a
+    # test kills it) ends the relay, and the report is still written
     sys.exit(main())

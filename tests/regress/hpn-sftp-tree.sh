@@ -18,10 +18,7 @@ if [ -n "$HPN_TREE_CLIENTS" ]; then
 fi
 
 [ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
-PY=/usr/bin/python3
-[ -x $PY ] || PY=`command -v python3`
-[ -n "$PY" ] || skip "no python3"
-PROXY=$HPN_TOP/tests/regress/hpn-sftp-proxy.py
+. $HPN_TOP/tests/regress/sftp-lib.sh
 PMKO=$HPN_TOP/tests/regress/hpn-sftp-paramiko.py
 W=$OBJ/hpntree
 NL='
@@ -29,15 +26,6 @@ NL='
 umount $W/full 2>/dev/null
 rm -rf $W
 mkdir -p $W
-
-# scp -D and sftp -D run a program: a script around each server
-mkserver() {
-	_f=$W/srv-$1
-	shift
-	printf '#!/bin/sh\nexec %s\n' "$*" > $_f
-	chmod +x $_f
-	echo $_f
-}
 
 mktree() {
 	mkdir -p $1/a/b/c $1/empty $1/a/empty2 "$1/with space"
@@ -54,41 +42,6 @@ mktree() {
 	printf nl > "$1/a/new${NL}line"
 	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 		head -c `expr $_i \* 1500` /dev/urandom > $1/a/b/c/f$_i
-	done
-}
-
-# The proxy writes its report once the client has closed its end; scp and
-# sftp need not wait for their server to exit, so the report may come a
-# moment after them.  Remove it before a run, wait for it after.
-waitrep() {
-	_i=0
-	while [ $_i -lt 100 ] && [ ! -s $W/rep ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
-	[ -s $W/rep ] || fail "$1: the proxy wrote no report"
-}
-
-# directories, then every file's SHA-256
-treesum() {
-	(cd "$1" && find . -type d | LC_ALL=C sort &&
-	    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-}
-
-same() {
-	treesum "$1" > $W/sum.1 2>&1
-	treesum "$2" > $W/sum.2 2>&1
-	if ! cmp -s $W/sum.1 $W/sum.2; then
-		fail "$3: trees differ"
-		diff $W/sum.1 $W/sum.2 | head -n 20
-	fi
-}
-
-# batch CMDS...: an sftp batch file, one command a line
-batch() {
-	: > $W/batch
-	for _c in "$@"; do
-		echo "$_c" >> $W/batch
 	done
 }
 

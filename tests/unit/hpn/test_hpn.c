@@ -1,8 +1,8 @@
 /*
  * Unit tests of the HPN patch set's own code that is not about speed:
  * telling HPN peers from others by their banner, the port fallback, option
- * sizes, sftp request counts, buffer growth and how bulk channels size
- * their reads, bursts and pipes.
+ * sizes, sftp request counts, buffer growth, how bulk channels size
+ * their reads, bursts and pipes, and the hashes of file ranges.
  */
 
 #include "includes.h"
@@ -27,7 +27,11 @@
 #include "kex.h"
 #include "log.h"
 #include "channels.h"
+#include "sftp.h"
+#include "xmalloc.h"
 #include "hpn.h"
+
+#include <openssl/evp.h>
 
 void tests(void);
 
@@ -229,6 +233,133 @@ sftp_rd_tests(void)
 	TEST_DONE();
 }
 
+/* hpn-sftp-hash.c: ranges hashed block by block against one-shot EVP. */
+static void
+one_shot(const char *alg, const u_char *p, size_t len, u_char *md,
+    u_int *mdlen)
+{
+	ASSERT_INT_EQ(EVP_Digest(p, len, md, mdlen,
+	    EVP_get_digestbyname(alg), NULL), 1);
+}
+
+static void
+hash_range_tests(void)
+{
+	char path[] = "/tmp/test_hpn.XXXXXX";
+	u_char *data, md[HPN_HASH_MD_MAX], want[HPN_HASH_MD_MAX];
+	u_int mdlen, wlen;
+	u_int64_t done;
+	size_t i, n = 1000003;	/* several blocks and a bit */
+	struct sshbuf *req, *msg;
+	u_char type;
+	u_int32_t id;
+	char *alg;
+	int fd;
+
+	TEST_START("hash-range: the algorithm picked");
+	ASSERT_STRING_EQ(hpn_hash_pick("sha256"), "sha256");
+	ASSERT_STRING_EQ(hpn_hash_pick("md5,blake2b512,sha256"), "blake2b512");
+	ASSERT_PTR_EQ(hpn_hash_pick("md5"), NULL);
+	ASSERT_PTR_EQ(hpn_hash_pick(""), NULL);
+	ASSERT_PTR_EQ(hpn_hash_pick("sha256x,,xsha256"), NULL);
+	TEST_DONE();
+
+	data = xmalloc(n);
+	for (i = 0; i < n; i++)
+		data[i] = (u_char)(i * 7 + i / 251);
+	ASSERT_INT_NE(fd = mkstemp(path), -1);
+	ASSERT_SIZE_T_EQ((size_t)write(fd, data, n), n);
+
+	TEST_START("hash-range: ranges, as one-shot digests of the bytes");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "sha256", 0, n, md, &mdlen, &done),
+	    0);
+	one_shot("sha256", data, n, want, &wlen);
+	ASSERT_U64_EQ(done, n);
+	ASSERT_U_INT_EQ(mdlen, wlen);
+	ASSERT_MEM_EQ(md, want, wlen);
+	ASSERT_INT_EQ(hpn_hash_range(fd, "blake2b512", 12345, 500000, md,
+	    &mdlen, &done), 0);
+	one_shot("blake2b512", data + 12345, 500000, want, &wlen);
+	ASSERT_U64_EQ(done, 500000);
+	ASSERT_U_INT_EQ(mdlen, 64);
+	ASSERT_MEM_EQ(md, want, wlen);
+	TEST_DONE();
+
+	TEST_START("hash-range: the end of the file, and past it");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "sha256", n - 10, 100, md, &mdlen,
+	    &done), 0);
+	one_shot("sha256", data + n - 10, 10, want, &wlen);
+	ASSERT_U64_EQ(done, 10);
+	ASSERT_MEM_EQ(md, want, wlen);
+	ASSERT_INT_EQ(hpn_hash_range(fd, "sha256", n + 5, 100, md, &mdlen,
+	    &done), 0);
+	one_shot("sha256", data, 0, want, &wlen);
+	ASSERT_U64_EQ(done, 0);
+	ASSERT_MEM_EQ(md, want, wlen);
+	TEST_DONE();
+
+	TEST_START("hash-range: errors");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "md5x", 0, 10, md, &mdlen, &done),
+	    EINVAL);
+	ASSERT_INT_EQ(hpn_hash_range(-1, "sha256", 0, 10, md, &mdlen, &done),
+	    EBADF);
+	TEST_DONE();
+
+	TEST_START("hash-range: the server's reply and its bounds");
+	ASSERT_PTR_NE(req = sshbuf_new(), NULL);
+	ASSERT_PTR_NE(msg = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5,sha256"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 3), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 1000), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 77, msg),
+	    SSH2_FX_OK);
+	ASSERT_INT_EQ(sshbuf_get_u8(msg, &type), 0);
+	ASSERT_U_INT_EQ(type, SSH2_FXP_EXTENDED_REPLY);
+	ASSERT_INT_EQ(sshbuf_get_u32(msg, &id), 0);
+	ASSERT_U_INT_EQ(id, 77);
+	ASSERT_INT_EQ(sshbuf_get_cstring(msg, &alg, NULL), 0);
+	ASSERT_STRING_EQ(alg, "sha256");
+	free(alg);
+	ASSERT_INT_EQ(sshbuf_get_u64(msg, &done), 0);
+	ASSERT_U64_EQ(done, 1000);
+	one_shot("sha256", data + 3, 1000, want, &wlen);
+	ASSERT_U_INT_EQ(sshbuf_len(msg), 4 + wlen);
+	ASSERT_MEM_EQ(sshbuf_ptr(msg) + 4, want, wlen);
+	/* one byte over the limit, an offset that overflows, truncated */
+	sshbuf_reset(req);
+	sshbuf_reset(msg);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, HPN_HASH_RANGE_MAX + 1), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	    SSH2_FX_BAD_MESSAGE);
+	sshbuf_reset(req);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, UINT64_MAX - 5), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	    SSH2_FX_BAD_MESSAGE);
+	sshbuf_reset(req);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	    SSH2_FX_BAD_MESSAGE);
+	sshbuf_reset(req);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	    SSH2_FX_OP_UNSUPPORTED);
+	ASSERT_SIZE_T_EQ(sshbuf_len(msg), 0);
+	sshbuf_free(req);
+	sshbuf_free(msg);
+	TEST_DONE();
+
+	close(fd);
+	unlink(path);
+	free(data);
+}
+
 void
 benchmarks(void)
 {
@@ -333,6 +464,7 @@ tests(void)
 	TEST_DONE();
 
 	sftp_rd_tests();
+	hash_range_tests();
 
 	TEST_START("sshbuf growth: exact when small, geometric when large");
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(1024, 2048, 128 << 20), 2048);

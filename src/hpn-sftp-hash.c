@@ -1,0 +1,196 @@
+/*
+ * HPN patch set: hashes of byte ranges of files, for verified resume.
+ *
+ * sftp-server answers the hash-range@hpn-patch-set.invalid extension with
+ * the hash of a byte range of a file it has open for the client:
+ *
+ *	byte	SSH2_FXP_EXTENDED
+ *	uint32	id
+ *	string	"hash-range@hpn-patch-set.invalid"
+ *	string	handle		(of a file opened for reading)
+ *	string	algorithms	(names, comma-separated, by preference)
+ *	uint64	offset
+ *	uint64	length		(at most HPN_HASH_RANGE_MAX)
+ *
+ * and the reply, or a status (SSH2_FX_OP_UNSUPPORTED: none of the
+ * algorithms; SSH2_FX_BAD_MESSAGE: a range too long):
+ *
+ *	byte	SSH2_FXP_EXTENDED_REPLY
+ *	uint32	id
+ *	string	algorithm	(the one used)
+ *	uint64	length		(bytes hashed: fewer at the end of the file)
+ *	string	hash
+ *
+ * The request only reads, through a handle the client opened (so the
+ * server's read-only mode, chroot and permissions apply as they do to
+ * READ), and its cost is bounded: HPN_HASH_RANGE_MAX bytes read, in
+ * blocks, per request, as READs bound theirs.  The client (hpn-sftp-
+ * resume.c) hashes its own copy with the same function.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef WITH_OPENSSL
+#include <openssl/evp.h>
+#endif
+
+#include "xmalloc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "log.h"
+#include "misc.h"
+#include "sftp.h"
+
+#include "hpn.h"
+
+#define HASH_BLOCK	(256 * 1024)
+#define HASH_ALGS_MAX	256		/* the request's list, bytes */
+
+/* What we hash with, fastest first where the CPU has SHA extensions. */
+static const char *hash_algs[] = { "sha256", "blake2b512", NULL };
+
+/* The first name in the comma-separated list that we have, or NULL. */
+const char *
+hpn_hash_pick(const char *list)
+{
+#ifdef WITH_OPENSSL
+	char *l, *cp, *name;
+	const char *ret = NULL;
+	int i;
+
+	l = cp = xstrdup(list);
+	while (ret == NULL && (name = strsep(&cp, ",")) != NULL) {
+		for (i = 0; hash_algs[i] != NULL; i++) {
+			if (strcmp(name, hash_algs[i]) == 0 &&
+			    EVP_get_digestbyname(name) != NULL) {
+				ret = hash_algs[i];
+				break;
+			}
+		}
+	}
+	free(l);
+	return ret;
+#else
+	return NULL;
+#endif
+}
+
+/* Every algorithm we have, comma-separated: for a request. */
+const char *
+hpn_hash_algs(void)
+{
+	return "sha256,blake2b512";
+}
+
+/*
+ * The hash with alg of len bytes of fd from off, or of fewer where the
+ * file ends first: *done is how many.  0, or an errno (EINVAL: alg).
+ */
+int
+hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
+    u_char *md, u_int *mdlen, u_int64_t *done)
+{
+#ifdef WITH_OPENSSL
+	const EVP_MD *type;
+	EVP_MD_CTX *ctx;
+	u_char *buf;
+	ssize_t n;
+	size_t want;
+	int ret = 0;
+
+	*done = 0;
+	*mdlen = 0;
+	if ((type = EVP_get_digestbyname(alg)) == NULL ||
+	    (u_int)EVP_MD_size(type) > HPN_HASH_MD_MAX)
+		return EINVAL;
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return ENOMEM;
+	if (EVP_DigestInit_ex(ctx, type, NULL) != 1) {
+		EVP_MD_CTX_free(ctx);
+		return EINVAL;
+	}
+	buf = xmalloc(HASH_BLOCK);
+	while (*done < len) {
+		want = MINIMUM(len - *done, HASH_BLOCK);
+		if ((n = pread(fd, buf, want, (off_t)(off + *done))) == -1) {
+			if (errno == EINTR)
+				continue;
+			ret = errno;
+			break;
+		}
+		if (n == 0)
+			break;		/* end of the file */
+		if (EVP_DigestUpdate(ctx, buf, n) != 1) {
+			ret = EINVAL;
+			break;
+		}
+		*done += n;
+	}
+	if (ret == 0 && EVP_DigestFinal_ex(ctx, md, mdlen) != 1)
+		ret = EINVAL;
+	freezero(buf, HASH_BLOCK);
+	EVP_MD_CTX_free(ctx);
+	return ret;
+#else
+	return EINVAL;
+#endif
+}
+
+/*
+ * sftp-server: a hash-range request for id, its handle already read
+ * (fd: that file's).  Composes the reply in msg and returns SSH2_FX_OK, or
+ * returns the status to send instead.
+ */
+u_int
+hpn_hash_range_reply(struct sshbuf *req, int fd, const char *name,
+    u_int32_t id, struct sshbuf *msg)
+{
+	char *list = NULL;
+	const char *alg;
+	u_char md[HPN_HASH_MD_MAX];
+	u_int mdlen;
+	u_int64_t off, len, done;
+	size_t llen;
+	int r;
+
+	if ((r = sshbuf_get_cstring(req, &list, &llen)) != 0 ||
+	    (r = sshbuf_get_u64(req, &off)) != 0 ||
+	    (r = sshbuf_get_u64(req, &len)) != 0) {
+		free(list);
+		error_fr(r, "hash-range: parse");
+		return SSH2_FX_BAD_MESSAGE;
+	}
+	if (llen > HASH_ALGS_MAX || len > HPN_HASH_RANGE_MAX ||
+	    off > INT64_MAX - len) {
+		error_f("hash-range \"%s\": request out of bounds "
+		    "(%zu bytes of names, %llu bytes at %llu)", name, llen,
+		    (unsigned long long)len, (unsigned long long)off);
+		free(list);
+		return SSH2_FX_BAD_MESSAGE;
+	}
+	alg = hpn_hash_pick(list);
+	free(list);
+	if (alg == NULL)
+		return SSH2_FX_OP_UNSUPPORTED;
+	if ((r = hpn_hash_range(fd, alg, off, len, md, &mdlen, &done)) != 0) {
+		error_f("hash-range \"%s\": %s", name, strerror(r));
+		return SSH2_FX_FAILURE;
+	}
+	debug_f("\"%s\": %s of %llu bytes at %llu", name, alg,
+	    (unsigned long long)done, (unsigned long long)off);
+	if ((r = sshbuf_put_u8(msg, SSH2_FXP_EXTENDED_REPLY)) != 0 ||
+	    (r = sshbuf_put_u32(msg, id)) != 0 ||
+	    (r = sshbuf_put_cstring(msg, alg)) != 0 ||
+	    (r = sshbuf_put_u64(msg, done)) != 0 ||
+	    (r = sshbuf_put_string(msg, md, mdlen)) != 0)
+		fatal_fr(r, "compose");
+	return SSH2_FX_OK;
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""hash-range@hpn-patch-set.invalid, asked of an sftp-server directly.
+
+  hpn-sftp-hashreq.py FILE SERVER [ARGS...]
+
+Runs SERVER (an sftp-server) on a pipe and checks its answers about FILE
+(a readable regular file of more than 64 KiB) against Python's hashlib:
+the extension is advertised; SHA-256 and BLAKE2b-512 of ranges (the start,
+the middle, across the end, past the end); the first algorithm of a list
+that the server has is used; an unknown algorithm, a range over the limit
+and a list of names too long are refused; a handle opened for writing
+only, and a directory's, give an error and no hash.  With --refused the
+server is expected to refuse the extension (-P hash-range): it is not
+advertised and a request gets an error status.  With --read-only (-R)
+the hashes are answered and opening for writing is refused.
+Prints one line per check; exit status 1 on the first failure.  Bounded:
+every read has a 30-second timeout.
+"""
+
+import hashlib
+import os
+import select
+import struct
+import subprocess
+import sys
+
+EXT = b"hash-range@hpn-patch-set.invalid"
+LIMIT = 64 * 1024 * 1024
+INIT, VERSION, OPEN, OPENDIR, EXTENDED = 1, 2, 3, 11, 200
+STATUS, HANDLE, EXTENDED_REPLY = 101, 102, 201
+FXF_READ, FXF_WRITE = 1, 2
+FX_BAD_MESSAGE, FX_OP_UNSUPPORTED = 5, 8
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def s(b):
+    return struct.pack(">I", len(b)) + b
+
+
+def gets(b, off):
+    (n,) = struct.unpack(">I", b[off:off + 4])
+    return b[off + 4:off + 4 + n], off + 4 + n
+
+
+class Conn:
+    def __init__(self, argv):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE)
+        self.id = 0
+        self.buf = b""
+
+    def send(self, body):
+        self.p.stdin.write(struct.pack(">I", len(body)) + body)
+        self.p.stdin.flush()
+
+    def recv(self):
+        while True:
+            if len(self.buf) >= 4:
+                (n,) = struct.unpack(">I", self.buf[:4])
+                if len(self.buf) >= 4 + n:
+                    m = self.buf[4:4 + n]
+                    self.buf = self.buf[4 + n:]
+                    return m
+            r, _, _ = select.select([self.p.stdout], [], [], 30)
+            if not r:
+                fail("no reply in 30 s")
+            c = os.read(self.p.stdout.fileno(), 1 << 20)
+            if not c:
+                fail("the server closed the connection")
+            self.buf += c
+
+    def req(self, t, payload):
+        self.id += 1
+        self.send(bytes([t]) + struct.pack(">I", self.id) + payload)
+        m = self.recv()
+        (rid,) = struct.unpack(">I", m[1:5])
+        if rid != self.id:
+            fail("reply id %d for request %d" % (rid, self.id))
+        return m[0], m[5:]
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(10)
+
+
+def status(body):
+    return struct.unpack(">I", body[:4])[0]
+
+
+def main():
+    refused = readonly = False
+    args = sys.argv[1:]
+    while args and args[0] in ("--refused", "--read-only"):
+        if args[0] == "--refused":
+            refused = True
+        else:
+            readonly = True
+        args = args[1:]
+    path, server = args[0], args[1:]
+    data = open(path, "rb").read()
+    size = len(data)
+    if size <= 65536:
+        fail("the file must be larger than 64 KiB")
+    c = Conn(server)
+    c.send(bytes([INIT]) + struct.pack(">I", 3))
+    v = c.recv()
+    if v[0] != VERSION:
+        fail("no VERSION")
+    exts, off = {}, 5
+    while off < len(v):
+        n, off = gets(v, off)
+        val, off = gets(v, off)
+        exts[n] = val
+    if refused:
+        if EXT in exts:
+            fail("advertised, though refused")
+        print("ok: not advertised")
+    else:
+        if exts.get(EXT) != b"1":
+            fail("not advertised (extensions: %r)" % sorted(exts))
+        print("ok: advertised")
+
+    t, b = c.req(OPEN, s(path.encode()) + struct.pack(">II", FXF_READ, 0))
+    if t != HANDLE:
+        fail("open failed")
+    h, _ = gets(b, 0)
+
+    def ask(algs, off, length, handle=h):
+        return c.req(EXTENDED, s(EXT) + s(handle) + s(algs) +
+                     struct.pack(">QQ", off, length))
+
+    if refused:
+        t, b = ask(b"sha256", 0, 100)
+        if t != STATUS or status(b) == 0:
+            fail("refused extension answered (type %d)" % t)
+        print("ok: request refused, status %d" % status(b))
+        c.close()
+        return 0
+
+    cases = [(b"sha256", "sha256", 0, 65536),
+             (b"sha256", "sha256", 1000, 40000),
+             (b"blake2b512", "blake2b512", 7, 50000),
+             (b"md5,blake2b512,sha256", "blake2b512", 0, size),
+             (b"sha256", "sha256", size - 100, 1000),
+             (b"sha256", "sha256", size + 10, 1000)]
+    for algs, want, off, length in cases:
+        t, b = ask(algs, off, length)
+        if t != EXTENDED_REPLY:
+            fail("%s at %d+%d: type %d status %r" % (algs, off, length, t,
+                 status(b) if t == STATUS else None))
+        alg, o = gets(b, 0)
+        (done,) = struct.unpack(">Q", b[o:o + 8])
+        md, _ = gets(b, o + 8)
+        piece = data[off:off + length]
+        expect = hashlib.new(want, piece).digest()
+        if alg.decode() != want or done != len(piece) or md != expect:
+            fail("%s at %d+%d: got %s of %d bytes, %s; expected %s of %d"
+                 % (algs, off, length, alg, done, md.hex()[:16], want,
+                    len(piece)))
+        print("ok: %s of %d bytes at %d (asked %s)" % (want, done, off,
+                                                       algs.decode()))
+
+    for what, algs, off, length, code in [
+            ("an unknown algorithm", b"md5", 0, 100, FX_OP_UNSUPPORTED),
+            ("a range over the limit", b"sha256", 0, LIMIT + 1,
+             FX_BAD_MESSAGE),
+            ("a list of names too long", b"x," * 200 + b"sha256", 0, 100,
+             FX_BAD_MESSAGE)]:
+        t, b = ask(algs, off, length)
+        if t != STATUS or status(b) != code:
+            fail("%s: type %d, status %r (expected %d)" % (
+                what, t, status(b) if t == STATUS else None, code))
+        print("ok: %s refused (status %d)" % (what, code))
+
+    t, b = c.req(OPEN, s((path + ".w").encode()) +
+                 struct.pack(">III", FXF_WRITE | 8, 4, 0o600))
+    if readonly:
+        if t == HANDLE:
+            fail("read-only mode: opened for writing")
+        print("ok: read-only: no opening for writing")
+    elif t != HANDLE:
+        fail("open for writing failed")
+    else:
+        hw, _ = gets(b, 0)
+        t, b = ask(b"sha256", 0, 100, hw)
+        if t != STATUS or status(b) == 0:
+            fail("a write-only handle was hashed (type %d)" % t)
+        print("ok: write-only handle refused (status %d)" % status(b))
+    t, b = c.req(OPENDIR, s(os.path.dirname(os.path.abspath(path))
+                            .encode()))
+    if t != HANDLE:
+        fail("opendir failed")
+    hd, _ = gets(b, 0)
+    t, b = ask(b"sha256", 0, 100, hd)
+    if t != STATUS or status(b) == 0:
+        fail("a directory handle was hashed (type %d)" % t)
+    print("ok: directory handle refused (status %d)" % status(b))
+    c.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
