@@ -11,6 +11,11 @@
 #   PIPE=pipe-up ("" skips): the same bytes through a plain hpnssh pipe
 #   (tar for a tree, cat for the big file), the ceiling any file copy over
 #   one SSH connection has on this path
+#   RESUME="scp-up scp-down" ("" skips): the big file's copy killed
+#   (SIGKILL to scp and its ssh) once half of it is there, then finished
+#   with scp -Z; both commands' wall clock against the uninterrupted copy
+#   of the same repetition, and the bytes the resume moved over the path
+#   against the part that was missing
 #   STOCK_REPS=1   STOCK_CAP=90 (s: a stock tree run longer than this is
 #   cut off and reported with the bytes it moved)
 #   ONEBYTE=5 (1-byte scp runs per pair and direction, 0 skips)
@@ -38,6 +43,7 @@ BIG=${BIG-1G}
 MODES=${MODES:-"scp-up scp-down sftp-get"}
 RSYNC=${RSYNC-"rsync-up rsync-down"}
 PIPE=${PIPE-pipe-up}
+RESUME=${RESUME-"scp-up scp-down"}
 STOCK_REPS=${STOCK_REPS:-1}
 STOCK_CAP=${STOCK_CAP:-90}
 ONEBYTE=${ONEBYTE:-5}
@@ -64,6 +70,11 @@ for m in $MODES $RSYNC $PIPE; do
 	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down|pipe-up) ;;
 	*) bl_die "MODES/RSYNC: unknown mode '$m'" ;; esac
 done
+for m in $RESUME; do
+	case $m in scp-up|scp-down) ;; *) bl_die "RESUME: scp-up or scp-down, not '$m'" ;; esac
+	[[ " $MODES " = *" $m "* ]] || bl_die "RESUME: $m needs $m in MODES (the uninterrupted copy)"
+done
+[ -z "$RESUME" ] || [ -n "$BIG" ] || bl_die "RESUME needs BIG"
 BIGB=0
 [ -z "$BIG" ] || BIGB=$(bl_bytes "$BIG")
 need=$BIGB
@@ -74,7 +85,7 @@ avail=$(df -k --output=avail /dev/shm | tail -n 1)
 # the plan and its rough length
 ncases=$(( $(wc -w <<<"$TREES") * ($(wc -w <<<"$MODES") + $(wc -w <<<"$RSYNC") + $(wc -w <<<"$PIPE")) ))
 echo "tree-bench: RTTS=\"$RTTS\" RATE=$RATE MTU=$MTU REPS=$REPS CIPHER=$CIPHER"
-echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\" PIPE=\"$PIPE\""
+echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\" PIPE=\"$PIPE\" RESUME=\"$RESUME\""
 echo "tree-bench: stock in $STOCK_REPS of $REPS repetitions, each tree run cut at ${STOCK_CAP}s; 1-byte scp x $ONEBYTE"
 echo "tree-bench: $ncases tree runs per pair and repetition; roughly $(( ($(wc -w <<<"$RTTS") * (REPS * (ncases * 8 + 60 + BIGB / 30000000) + STOCK_REPS * $(wc -w <<<"$TREES") * $(wc -w <<<"$MODES") * STOCK_CAP)) / 60 )) min at most"
 [ "${DRY_RUN:-0}" = 1 ] && exit 0
@@ -116,10 +127,12 @@ tsshd_setup "$work" >/dev/null
 	echo "- path: bench/netpath, $RATE Mbit/s, MTU $MTU, RTTs $RTTS ms; $CIPHER; tmpfs (/dev/shm) at both ends"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; $(rsync --version | head -n 1)"
 } > "$OUT/meta.md"
-echo "rtt_ms,case,bytes,files,pair,rep,status,wall_s,setup_s,net_s,data_s,iperf_s,frac,moved_bytes,load1" > "$CSV"
+# resume rows: wall_s both commands, net_s the -Z one, data_s the killed one,
+# frac both against the uninterrupted copy, moved_bytes over the path
+echo "rtt_ms,case,bytes,files,pair,rep,status,wall_s,setup_s,net_s,data_s,iperf_s,frac,moved_bytes,load1,missing_bytes" > "$CSV"
 
 # --- the data
-declare -A TBYTES TFILES
+declare -A TBYTES TFILES WALL
 for t in $TREES; do
 	n=${t%x*} sz=$(bl_bytes "${t#*x}")
 	mkdir -p "$work/src/$t"
@@ -247,6 +260,73 @@ transfer() {
 	printf "rtt %3s %-9s %-10s %-6s rep %d: %-8s wall %7.2f s, - set-up = %7.2f s, data %6s s, %s of iperf3 (%s s); load %s\n" \
 	    "$rtt" "$c" "$mode" "$pair" "$rep" "$status" "$wall" "$net" "${data:--}" "${frac:--}" "$ip" "$load"
 	[ "$status" = OK ] || [ "$status" = CAPPED ] || sed 's/^/    client: /' "$work/client.out" | head -n 5
+	WALL[$c:$mode:$pair]=$wall
+	rm -rf "$dst"
+}
+
+# bytes through the client namespace's interfaces, both ways
+path_bytes() {
+	"$NP" exec client --name "$NAME" -- cat /proc/net/dev |
+	    awk -F'[: ]+' 'NR > 2 && $2 != "lo" { n += $3 + $11 } END { printf "%.0f\n", n }'
+}
+
+# resume RTT MODE REP SETUP: the big file's copy killed half-way, then -Z
+resume() {
+	local rtt=$1 mode=$2 rep=$3 setup=$4 t=$work/tree-hpn dst=$work/dst
+	local src=$work/src/big/big s e i pid have w1 w2 b0 b1 moved status=OK load
+	local -a cmd
+	rm -rf "$dst"
+	mkdir -p "$dst"
+	case $mode in
+	scp-up) cmd=("$t/scp" -q -S "$t/ssh" $(copts hpn) "$src" "bench:$dst/") ;;
+	scp-down) cmd=("$t/scp" -q -S "$t/ssh" $(copts hpn) "bench:$src" "$dst/") ;;
+	esac
+	wait_quiet
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	s=$(ns)
+	# setsid: scp leads a process group of its own, with its ssh
+	"$NP" exec client --name "$NAME" -- setsid "${cmd[@]}" \
+	    < /dev/null > "$work/client.out" 2>&1 &
+	fg_pid=$!
+	sleep 0.2
+	[ "$(ps -o pgid= -p "$fg_pid" | tr -d ' ')" = "$fg_pid" ] ||
+	    bl_die "resume: scp is not the leader of its process group"
+	for ((i = 0; i < 1200; i++)); do
+		have=$(stat -c %s "$dst/big" 2>/dev/null || echo 0)
+		[ "$have" -ge $((BIGB / 2)) ] && break
+		kill -0 "$fg_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL -- "-$fg_pid" 2>/dev/null || status=FAIL:ended-early
+	wait "$fg_pid" 2>/dev/null || true
+	e=$(ns)
+	fg_pid=
+	w1=$(secs "$s" "$e")
+	sleep 1		# the server side sees the connection go
+	have=$(stat -c %s "$dst/big" 2>/dev/null || echo 0)
+	b0=$(path_bytes)
+	s=$(ns)
+	"$NP" exec client --name "$NAME" -- timeout -k 5 600 "${cmd[0]}" -Z "${cmd[@]:1}" \
+	    < /dev/null > "$work/client.out" 2>&1 &
+	fg_pid=$!
+	wait "$fg_pid" || status=FAIL:exit$?
+	e=$(ns)
+	fg_pid=
+	w2=$(secs "$s" "$e")
+	b1=$(path_bytes)
+	moved=$((b1 - b0))
+	if [ "$status" = OK ]; then
+		[ "$(treesum "$dst" | sha256sum | cut -c1-16)" = "${TSUM[big]}" ] ||
+		    status=FAIL:sha256
+	fi
+	echo "$rtt,big,$BIGB,1,resume-$mode:hpn,$rep,$status,$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.3f", a + b }'),$setup,$w2,$w1,,$(awk -v a="$w1" -v b="$w2" -v u="${WALL[big:$mode:hpn]:-0}" 'BEGIN { if (u > 0) printf "%.3f", (a + b) / u }'),$moved,$load,$((BIGB - have))" >> "$CSV"
+	awk -v r="$rtt" -v m="$mode" -v rep="$rep" -v st="$status" -v a="$w1" -v b="$w2" \
+	    -v u="${WALL[big:$mode:hpn]:-0}" -v h="$have" -v n="$BIGB" -v mv="$moved" -v l="$load" \
+	    -v su="$setup" 'BEGIN {
+		printf "rtt %3s big       resume-%-8s rep %d: %-8s killed after %.2f s with %.1f%% there, -Z %.2f s: %.2f s = %.2f x the uninterrupted %.2f s (beyond set-up: %.2f x); moved %.1f MB for %.1f MB missing (%.3f); load %s\n",
+		    r, m, rep, st, a, 100 * h / n, b, a + b, (u > 0 ? (a + b) / u : 0), u,
+		    (u > su ? (a + b - 2 * su) / (u - su) : 0), mv / 1e6, (n - h) / 1e6, (n > h ? mv / (n - h) : 0), l }'
+	[ "$status" = OK ] || sed 's/^/    client: /' "$work/client.out" | head -n 5
 	rm -rf "$dst"
 }
 
@@ -318,8 +398,12 @@ for rtt in $RTTS; do
 			done
 		done
 		if [ "$BIGB" -gt 0 ]; then
+			WALL=()
 			for m in $MODES $PIPE; do
 				transfer "$rtt" big "$m" hpn "$rep" "${SU[hpn]}" "${IP[big]}"
+			done
+			for m in $RESUME; do
+				resume "$rtt" "$m" "$rep" "${SU[hpn]}"
 			done
 		fi
 	done

@@ -27,10 +27,25 @@ NR == 1 { next }
 		next
 	}
 	if (mode == "iperf3") { add(rtt SUBSEP c SUBSEP "iperf", $12); bytes[c] = $3; files[c] = $4; next }
+	if (mode ~ /^resume-/) {
+		k = rtt SUBSEP mode
+		if (!(k in rseen)) { rseen[k] = 1; rm[rtt, ++nrm[rtt]] = mode }
+		rruns[k]++
+		if (st == "OK") {
+			rok[k]++; add(k SUBSEP "wall", $8); add(k SUBSEP "x", $13)
+			add(k SUBSEP "killed", $11); add(k SUBSEP "z", $10)
+			u = uwall[rtt, $6, mode]
+			if (u > $9) add(k SUBSEP "xs", sprintf("%.3f", ($8 - 2 * $9) / (u - $9)))
+			if ($16 > 0) add(k SUBSEP "moved", sprintf("%.4f", $14 / $16))
+		} else rfails[k] = rfails[k] " " st
+		next
+	}
 	if (!((rtt, c) in seenc)) { seenc[rtt, c] = 1; cs[rtt, ++nc[rtt]] = c }
 	if (!((rtt, c, mode) in seenm)) { seenm[rtt, c, mode] = 1; om[rtt, c, ++nom[rtt, c]] = mode }
 	k = rtt SUBSEP c SUBSEP mode
 	runs[k]++
+	# the uninterrupted copy the next resume row of this repetition uses
+	if (c == "big" && st == "OK") { split(mode, um, ":"); uwall[rtt, $6, "resume-" um[1] ":" um[2]] = $8 }
 	if (st == "OK") { ok[k]++; add(k SUBSEP "net", $10); add(k SUBSEP "frac", $13); add(k SUBSEP "data", $11) }
 	else if (st == "CAPPED") { capped[k]++; add(k SUBSEP "cfrac", $13); cmoved[k] = $14; cnet[k] = $10 }
 	else fails[k] = fails[k] " " st
@@ -63,6 +78,17 @@ END {
 			}
 		}
 		print ""
+		if (nrm[rtt] > 0) {
+			print "| big file, killed half-way then -Z | runs OK | killed copy, s | -Z, s | both, s | × uninterrupted | × beyond set-ups | bytes over the path / missing |"
+			print "|---|---:|---:|---:|---:|---:|---:|---:|"
+			for (j = 1; j <= nrm[rtt]; j++) {
+				k = rtt SUBSEP rm[rtt, j]
+				split(rm[rtt, j], mp, ":")
+				printf "| %s | %d/%d | %s | %s | %s | %s | %s | %s |\n", mp[1], rok[k], rruns[k], med(k SUBSEP "killed"), med(k SUBSEP "z"), med(k SUBSEP "wall"), med(k SUBSEP "x"), med(k SUBSEP "xs"), med(k SUBSEP "moved")
+				if (rfails[k] != "") printf "|  | failed: %s | | | | | | |\n", rfails[k]
+			}
+			print ""
+		}
 		if (nom[rtt, "onebyte"] > 0) {
 			print "| 1-byte scp | client | beyond `ssh host true`, s (median of reps) | round trips |"
 			print "|---|---|---:|---:|"

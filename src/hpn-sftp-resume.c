@@ -98,7 +98,7 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 	u_int *ids, n, sent = 0, got, id, status, mdlen;
 	u_int64_t off, want, rdone, done;
 	u_char type, md[HPN_HASH_MD_MAX], *rmd = NULL;
-	char *ralg = NULL, lenbuf[32];
+	char *ralg = NULL, lenbuf[32], lalg[32];
 	size_t rmdlen;
 	double start = monotime_double(), here = 0, t;
 	int r, ret = SAME;
@@ -120,6 +120,22 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 		}
 		if (got >= sent)
 			break;		/* stopped early: all drained */
+		/* our piece while the server hashes its own */
+		off = (u_int64_t)got * HPN_HASH_RANGE_MAX;
+		want = MINIMUM(len - off, HPN_HASH_RANGE_MAX);
+		*lalg = '\0';
+		if (ret == SAME) {
+			strlcpy(lalg, *alg != '\0' ? alg :
+			    hpn_hash_pick(hpn_hash_algs()), sizeof(lalg));
+			t = monotime_double();
+			if ((r = hpn_hash_range(lfd, lalg, off, want, md,
+			    &mdlen, &done)) != 0) {
+				error("hash local \"%s\": %s", name,
+				    strerror(r));
+				ret = FAILED;
+			}
+			here += monotime_double() - t;
+		}
 		hpn_sftp_recv(h, m);
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
@@ -161,16 +177,17 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 			continue;
 		}
 		strlcpy(alg, ralg, alglen);
-		off = (u_int64_t)got * HPN_HASH_RANGE_MAX;
-		want = MINIMUM(len - off, HPN_HASH_RANGE_MAX);
-		t = monotime_double();
-		if ((r = hpn_hash_range(lfd, alg, off, want, md, &mdlen,
-		    &done)) != 0) {
-			error("hash local \"%s\": %s", name, strerror(r));
-			ret = FAILED;
-			continue;
+		if (strcmp(lalg, alg) != 0) {	/* not our first choice */
+			t = monotime_double();
+			if ((r = hpn_hash_range(lfd, alg, off, want, md,
+			    &mdlen, &done)) != 0) {
+				error("hash local \"%s\": %s", name,
+				    strerror(r));
+				ret = FAILED;
+				continue;
+			}
+			here += monotime_double() - t;
 		}
-		here += monotime_double() - t;
 		/* a short piece at either end: the files differ there */
 		if (rdone != want || done != want || mdlen == 0 ||
 		    rmdlen != mdlen || timingsafe_bcmp(md, rmd, mdlen) != 0) {
