@@ -11,21 +11,27 @@
  *	string	algorithms	(names, comma-separated, by preference)
  *	uint64	offset
  *	uint64	length		(at most HPN_HASH_RANGE_MAX)
+ *	uint32	piece		(bytes per hash, at least HPN_HASH_PIECE_MIN;
+ *				 0: one hash of the whole range)
  *
  * and the reply, or a status (SSH2_FX_OP_UNSUPPORTED: none of the
- * algorithms; SSH2_FX_BAD_MESSAGE: a range too long):
+ * algorithms; SSH2_FX_BAD_MESSAGE: a range too long, pieces too small):
  *
  *	byte	SSH2_FXP_EXTENDED_REPLY
  *	uint32	id
  *	string	algorithm	(the one used)
  *	uint64	length		(bytes hashed: fewer at the end of the file)
- *	string	hash
+ *	uint32	count		(of pieces: the range cut at every piece bytes)
+ *	string	hash		(count times, in order; a piece past the end
+ *				 of the file hashes nothing)
  *
- * The request only reads, through a handle the client opened (so the
- * server's read-only mode, chroot and permissions apply as they do to
- * READ), and its cost is bounded: HPN_HASH_RANGE_MAX bytes read, in
- * blocks, per request, as READs bound theirs.  The client (hpn-sftp-
- * resume.c) hashes its own copy with the same function.
+ * Pieces are hashed in parallel (HPN_HASH_THREADS threads at most, one
+ * per CPU), at both ends, so that a large prefix is checked faster than
+ * one core hashes.  The request only reads, through a handle the client
+ * opened (so the server's read-only mode, chroot and permissions apply as
+ * they do to READ), and its cost is bounded: HPN_HASH_RANGE_MAX bytes read
+ * per request, as READs bound theirs.  The client (hpn-sftp-resume.c)
+ * hashes its own copy with the same function.
  */
 
 #include "includes.h"
@@ -33,6 +39,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +151,130 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 #endif
 }
 
+#ifdef WITH_OPENSSL
+struct pieces {
+	int fd;
+	const char *alg;
+	u_int64_t off, len, piece;
+	u_int n, next;			/* pieces, the next one to take */
+	u_char *md;			/* n x HPN_HASH_MD_MAX */
+	u_int mdlen;
+	u_int64_t *done;		/* per piece */
+	int err;
+	pthread_mutex_t lock;
+};
+
+/* A worker: hashes the next piece not taken, until none is left. */
+static void *
+pieces_work(void *arg)
+{
+	struct pieces *p = arg;
+	u_int i, mdlen;
+	u_int64_t off;
+	int r;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		i = p->err == 0 && p->next < p->n ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->lock);
+		if (i == p->n)
+			return NULL;
+		off = (u_int64_t)i * p->piece;
+		r = hpn_hash_range(p->fd, p->alg, p->off + off,
+		    MINIMUM(p->len - MINIMUM(p->len, off), p->piece),
+		    p->md + (size_t)i * HPN_HASH_MD_MAX, &mdlen, &p->done[i]);
+		if (r != 0) {
+			pthread_mutex_lock(&p->lock);
+			if (p->err == 0)
+				p->err = r;
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+}
+
+#endif /* WITH_OPENSSL */
+
+/*
+ * The hashes with alg of len bytes of fd from off cut into pieces of
+ * piece bytes (0: one piece), several at once: *n of them in md (n x
+ * HPN_HASH_MD_MAX bytes, *mdlen each), *done bytes read in all.  0, or an
+ * errno (EINVAL: alg, a piece below HPN_HASH_PIECE_MIN, too many pieces).
+ */
+int
+hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
+    u_int64_t piece, u_char **md, u_int *n, u_int *mdlen, u_int64_t *done)
+{
+#ifdef WITH_OPENSSL
+	struct pieces p;
+	pthread_t tid[HPN_HASH_THREADS];
+	const EVP_MD *type;
+	long ncpu;
+	u_int i, nt, started = 0;
+	int r;
+
+	*md = NULL;
+	*n = *mdlen = 0;
+	*done = 0;
+	if (piece == 0 || piece > len)
+		piece = MAXIMUM(len, 1);
+	if (piece < HPN_HASH_PIECE_MIN && piece < len)
+		return EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.fd = fd;
+	p.alg = alg;
+	p.off = off;
+	p.len = len;
+	p.piece = piece;
+	p.n = len == 0 ? 1 : (len + piece - 1) / piece;
+	if (p.n > HPN_HASH_PIECES_MAX)
+		return EINVAL;
+	if (p.n == 1) {		/* one piece: hashed as it is read */
+		p.md = xcalloc(1, HPN_HASH_MD_MAX);
+		if ((r = hpn_hash_range(fd, alg, off, len, p.md, mdlen,
+		    done)) != 0) {
+			free(p.md);
+			return r;
+		}
+		*md = p.md;
+		*n = 1;
+		return 0;
+	}
+	if ((type = EVP_get_digestbyname(alg)) == NULL ||
+	    (u_int)EVP_MD_size(type) > HPN_HASH_MD_MAX)
+		return EINVAL;
+	p.mdlen = EVP_MD_size(type);
+	p.md = xcalloc(p.n, HPN_HASH_MD_MAX);
+	p.done = xcalloc(p.n, sizeof(*p.done));
+	if (pthread_mutex_init(&p.lock, NULL) != 0)
+		fatal_f("pthread_mutex_init failed");
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	nt = MINIMUM(p.n, (u_int)MINIMUM(MAXIMUM(ncpu, 1), HPN_HASH_THREADS));
+	/* the calling thread works too */
+	for (i = 1; i < nt; i++) {
+		if (pthread_create(&tid[started], NULL, pieces_work, &p) != 0)
+			break;
+		started++;
+	}
+	pieces_work(&p);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.lock);
+	for (i = 0; i < p.n; i++)
+		*done += p.done[i];
+	free(p.done);
+	if (p.err != 0) {
+		free(p.md);
+		return p.err;
+	}
+	*md = p.md;
+	*n = p.n;
+	*mdlen = p.mdlen;
+	return 0;
+#else
+	return EINVAL;
+#endif
+}
+
 /*
  * sftp-server: a hash-range request for id, its handle already read
  * (fd: that file's).  Composes the reply in msg and returns SSH2_FX_OK, or
@@ -155,24 +286,28 @@ hpn_hash_range_reply(struct sshbuf *req, int fd, const char *name,
 {
 	char *list = NULL;
 	const char *alg;
-	u_char md[HPN_HASH_MD_MAX];
-	u_int mdlen;
+	u_char *md;
+	u_int mdlen, n, i;
+	u_int32_t piece;
 	u_int64_t off, len, done;
 	size_t llen;
 	int r;
 
 	if ((r = sshbuf_get_cstring(req, &list, &llen)) != 0 ||
 	    (r = sshbuf_get_u64(req, &off)) != 0 ||
-	    (r = sshbuf_get_u64(req, &len)) != 0) {
+	    (r = sshbuf_get_u64(req, &len)) != 0 ||
+	    (r = sshbuf_get_u32(req, &piece)) != 0) {
 		free(list);
 		error_fr(r, "hash-range: parse");
 		return SSH2_FX_BAD_MESSAGE;
 	}
 	if (llen > HASH_ALGS_MAX || len > HPN_HASH_RANGE_MAX ||
-	    off > INT64_MAX - len) {
+	    off > INT64_MAX - len ||
+	    (piece != 0 && piece < HPN_HASH_PIECE_MIN && piece < len)) {
 		error_f("hash-range \"%s\": request out of bounds "
-		    "(%zu bytes of names, %llu bytes at %llu)", name, llen,
-		    (unsigned long long)len, (unsigned long long)off);
+		    "(%zu bytes of names, %llu bytes at %llu, pieces of %u)",
+		    name, llen, (unsigned long long)len,
+		    (unsigned long long)off, piece);
 		free(list);
 		return SSH2_FX_BAD_MESSAGE;
 	}
@@ -180,17 +315,24 @@ hpn_hash_range_reply(struct sshbuf *req, int fd, const char *name,
 	free(list);
 	if (alg == NULL)
 		return SSH2_FX_OP_UNSUPPORTED;
-	if ((r = hpn_hash_range(fd, alg, off, len, md, &mdlen, &done)) != 0) {
+	if ((r = hpn_hash_pieces(fd, alg, off, len, piece, &md, &n, &mdlen,
+	    &done)) != 0) {
 		error_f("hash-range \"%s\": %s", name, strerror(r));
-		return SSH2_FX_FAILURE;
+		return r == EINVAL ? SSH2_FX_BAD_MESSAGE : SSH2_FX_FAILURE;
 	}
-	debug_f("\"%s\": %s of %llu bytes at %llu", name, alg,
-	    (unsigned long long)done, (unsigned long long)off);
+	debug_f("\"%s\": %s of %llu bytes at %llu in %u pieces", name, alg,
+	    (unsigned long long)done, (unsigned long long)off, n);
 	if ((r = sshbuf_put_u8(msg, SSH2_FXP_EXTENDED_REPLY)) != 0 ||
 	    (r = sshbuf_put_u32(msg, id)) != 0 ||
 	    (r = sshbuf_put_cstring(msg, alg)) != 0 ||
 	    (r = sshbuf_put_u64(msg, done)) != 0 ||
-	    (r = sshbuf_put_string(msg, md, mdlen)) != 0)
+	    (r = sshbuf_put_u32(msg, n)) != 0)
 		fatal_fr(r, "compose");
+	for (i = 0; i < n; i++) {
+		if ((r = sshbuf_put_string(msg, md + (size_t)i *
+		    HPN_HASH_MD_MAX, mdlen)) != 0)
+			fatal_fr(r, "compose");
+	}
+	free(md);
 	return SSH2_FX_OK;
 }

@@ -46,6 +46,7 @@
 #include "hpn-sftp-xfer.h"
 
 #define PIECES_OUT	4	/* hash requests the server works through */
+#define PIECE		(8 * 1024 * 1024)	/* bytes per hash: 8 a request */
 
 enum { SAME = 1, DIFFER = 0, FAILED = -1, NO_HASH = -2 };
 
@@ -77,30 +78,54 @@ send_hash(struct hpn_sftp *h, const u_char *handle, size_t hlen,
 	    (r = sshbuf_put_string(b, handle, hlen)) != 0 ||
 	    (r = sshbuf_put_cstring(b, hpn_hash_algs())) != 0 ||
 	    (r = sshbuf_put_u64(b, off)) != 0 ||
-	    (r = sshbuf_put_u64(b, len)) != 0)
+	    (r = sshbuf_put_u64(b, len)) != 0 ||
+	    (r = sshbuf_put_u32(b, PIECE)) != 0)
 		fatal_fr(r, "compose");
 	hpn_sftp_send(h, b);
 	sshbuf_free(b);
 	return id;
 }
 
+/* Our hashes of the range [off, off + want) of lfd with alg: 0, or -1. */
+static int
+hash_local(int lfd, const char *alg, u_int64_t off, u_int64_t want,
+    const char *name, u_char **md, u_int *n, u_int *mdlen, double *here)
+{
+	u_int64_t done;
+	double t = monotime_double();
+	int r;
+
+	free(*md);
+	*md = NULL;
+	r = hpn_hash_pieces(lfd, alg, off, want, PIECE, md, n, mdlen, &done);
+	*here += monotime_double() - t;
+	if (r != 0) {
+		error("hash local \"%s\": %s", name, strerror(r));
+		return -1;
+	}
+	if (done != want)	/* a short file: it differs there */
+		*n = 0;
+	return 0;
+}
+
 /*
  * Are the first len bytes of the remote file (handle) and of the local
  * file lfd the same?  SAME, DIFFER, NO_HASH (the server has not the
  * extension or none of our algorithms), FAILED (said).  *alg: the
- * algorithm used.
+ * algorithm used.  Ranges of HPN_HASH_RANGE_MAX, PIECES_OUT of them asked
+ * ahead, each hashed in PIECE pieces at both ends at once.
  */
 static int
 same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
     u_int64_t len, const char *name, char *alg, size_t alglen)
 {
 	struct sshbuf *m;
-	u_int *ids, n, sent = 0, got, id, status, mdlen;
-	u_int64_t off, want, rdone, done;
-	u_char type, md[HPN_HASH_MD_MAX], *rmd = NULL;
+	u_int *ids, n, sent = 0, got, id, status, mdlen = 0, np = 0, rn, i;
+	u_int64_t off, want, rdone;
+	u_char type, *md = NULL, *rmd;
 	char *ralg = NULL, lenbuf[32], lalg[32];
 	size_t rmdlen;
-	double start = monotime_double(), here = 0, t;
+	double start = monotime_double(), here = 0;
 	int r, ret = SAME;
 
 	*alg = '\0';
@@ -111,7 +136,7 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 	if ((m = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
 	for (got = 0; got < n; got++) {
-		/* keep the server busy while we hash our piece */
+		/* keep the server busy while we hash our range */
 		while (ret == SAME && sent < n && sent < got + PIECES_OUT) {
 			off = (u_int64_t)sent * HPN_HASH_RANGE_MAX;
 			ids[sent] = send_hash(h, handle, hlen, off,
@@ -120,22 +145,14 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 		}
 		if (got >= sent)
 			break;		/* stopped early: all drained */
-		/* our piece while the server hashes its own */
 		off = (u_int64_t)got * HPN_HASH_RANGE_MAX;
 		want = MINIMUM(len - off, HPN_HASH_RANGE_MAX);
-		*lalg = '\0';
-		if (ret == SAME) {
-			strlcpy(lalg, *alg != '\0' ? alg :
-			    hpn_hash_pick(hpn_hash_algs()), sizeof(lalg));
-			t = monotime_double();
-			if ((r = hpn_hash_range(lfd, lalg, off, want, md,
-			    &mdlen, &done)) != 0) {
-				error("hash local \"%s\": %s", name,
-				    strerror(r));
-				ret = FAILED;
-			}
-			here += monotime_double() - t;
-		}
+		/* ours first, with our first choice until the server's is known */
+		strlcpy(lalg, *alg != '\0' ? alg :
+		    hpn_hash_pick(hpn_hash_algs()), sizeof(lalg));
+		if (ret == SAME && hash_local(lfd, lalg, off, want, name, &md,
+		    &np, &mdlen, &here) != 0)
+			ret = FAILED;
 		hpn_sftp_recv(h, m);
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
@@ -162,47 +179,52 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 			fatal("Expected SSH2_FXP_EXTENDED_REPLY(%u) packet, "
 			    "got %u", SSH2_FXP_EXTENDED_REPLY, type);
 		free(ralg);
-		free(rmd);
 		ralg = NULL;
-		rmd = NULL;
 		if ((r = sshbuf_get_cstring(m, &ralg, NULL)) != 0 ||
 		    (r = sshbuf_get_u64(m, &rdone)) != 0 ||
-		    (r = sshbuf_get_string(m, &rmd, &rmdlen)) != 0)
+		    (r = sshbuf_get_u32(m, &rn)) != 0)
 			fatal_fr(r, "parse hash reply");
-		if (hpn_hash_pick(ralg) == NULL || sshbuf_len(m) != 0 ||
+		if (hpn_hash_pick(ralg) == NULL || rn > HPN_HASH_PIECES_MAX ||
 		    (*alg != '\0' && strcmp(alg, ralg) != 0)) {
 			error("hash remote \"%s\": a reply we cannot use "
-			    "(algorithm \"%s\")", name, ralg);
+			    "(algorithm \"%s\", %u pieces)", name, ralg, rn);
 			ret = FAILED;
 			continue;
 		}
 		strlcpy(alg, ralg, alglen);
-		if (strcmp(lalg, alg) != 0) {	/* not our first choice */
-			t = monotime_double();
-			if ((r = hpn_hash_range(lfd, alg, off, want, md,
-			    &mdlen, &done)) != 0) {
-				error("hash local \"%s\": %s", name,
-				    strerror(r));
-				ret = FAILED;
-				continue;
-			}
-			here += monotime_double() - t;
+		if (strcmp(lalg, alg) != 0 && hash_local(lfd, alg, off, want,
+		    name, &md, &np, &mdlen, &here) != 0) {
+			ret = FAILED;	/* not our first choice, and failed */
+			continue;
 		}
-		/* a short piece at either end: the files differ there */
-		if (rdone != want || done != want || mdlen == 0 ||
-		    rmdlen != mdlen || timingsafe_bcmp(md, rmd, mdlen) != 0) {
+		/* a short range at either end: the files differ there */
+		if (rdone != want || np == 0 || rn != np)
+			ret = DIFFER;
+		for (i = 0; i < rn; i++) {
+			if ((r = sshbuf_get_string_direct(m,
+			    (const u_char **)&rmd, &rmdlen)) != 0)
+				fatal_fr(r, "parse hash");
+			if (ret == SAME && (mdlen == 0 || rmdlen != mdlen ||
+			    timingsafe_bcmp(md + (size_t)i * HPN_HASH_MD_MAX,
+			    rmd, mdlen) != 0))
+				ret = DIFFER;
+		}
+		if (sshbuf_len(m) != 0) {
+			error("hash remote \"%s\": a reply we cannot use "
+			    "(trailing data)", name);
+			ret = FAILED;
+		}
+		if (ret == DIFFER)
 			debug_f("\"%s\": differs in %llu bytes at %llu",
 			    name, (unsigned long long)want,
 			    (unsigned long long)off);
-			ret = DIFFER;
-		}
 	}
 	if (ret == SAME || ret == DIFFER)
 		verbose("%s: %s of %s compared in %.2f s (%.2f s of it "
 		    "hashing here)", name, alg, fmt_bytes(lenbuf,
 		    sizeof(lenbuf), len), monotime_double() - start, here);
 	free(ralg);
-	free(rmd);
+	free(md);
 	free(ids);
 	sshbuf_free(m);
 	return ret;

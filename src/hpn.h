@@ -89,10 +89,15 @@ int	hpn_sftp_rd_done(const struct hpn_sftp_rd *);
 #define HPN_HASH_EXT		"hash-range@hpn-patch-set.invalid"
 #define HPN_HASH_RANGE_MAX	(64 * 1024 * 1024)	/* per request */
 #define HPN_HASH_MD_MAX		64			/* bytes */
+#define HPN_HASH_PIECE_MIN	(1024 * 1024)		/* bytes per hash */
+#define HPN_HASH_PIECES_MAX	64			/* per request */
+#define HPN_HASH_THREADS	8			/* at most, per end */
 const char *hpn_hash_pick(const char *);
 const char *hpn_hash_algs(void);
 int	hpn_hash_range(int, const char *, u_int64_t, u_int64_t, u_char *,
 	    u_int *, u_int64_t *);
+int	hpn_hash_pieces(int, const char *, u_int64_t, u_int64_t, u_int64_t,
+	    u_char **, u_int *, u_int *, u_int64_t *);
 u_int	hpn_hash_range_reply(struct sshbuf *, int, const char *, u_int32_t,
 	    struct sshbuf *);
 

@@ -4,11 +4,12 @@
   hpn-sftp-hashreq.py FILE SERVER [ARGS...]
 
 Runs SERVER (an sftp-server) on a pipe and checks its answers about FILE
-(a readable regular file of more than 64 KiB) against Python's hashlib:
+(a readable regular file of more than 3 MiB) against Python's hashlib:
 the extension is advertised; SHA-256 and BLAKE2b-512 of ranges (the start,
-the middle, across the end, past the end); the first algorithm of a list
-that the server has is used; an unknown algorithm, a range over the limit
-and a list of names too long are refused; a handle opened for writing
+the middle, across the end, past the end), whole or cut into pieces of
+1 MiB and more (hashed in parallel by the server); the first algorithm of
+a list that the server has is used; an unknown algorithm, a range over the
+limit, pieces under 1 MiB and a list of names too long are refused; a handle opened for writing
 only, and a directory's, give an error and no hash.  With --refused the
 server is expected to refuse the extension (-P hash-range): it is not
 advertised and a request gets an error status.  With --read-only (-R)
@@ -26,6 +27,7 @@ import sys
 
 EXT = b"hash-range@hpn-patch-set.invalid"
 LIMIT = 64 * 1024 * 1024
+MIB = 1024 * 1024
 INIT, VERSION, OPEN, OPENDIR, EXTENDED = 1, 2, 3, 11, 200
 STATUS, HANDLE, EXTENDED_REPLY = 101, 102, 201
 FXF_READ, FXF_WRITE = 1, 2
@@ -103,8 +105,8 @@ def main():
     path, server = args[0], args[1:]
     data = open(path, "rb").read()
     size = len(data)
-    if size <= 65536:
-        fail("the file must be larger than 64 KiB")
+    if size <= 3 * MIB:
+        fail("the file must be larger than 3 MiB")
     c = Conn(server)
     c.send(bytes([INIT]) + struct.pack(">I", 3))
     v = c.recv()
@@ -129,9 +131,9 @@ def main():
         fail("open failed")
     h, _ = gets(b, 0)
 
-    def ask(algs, off, length, handle=h):
+    def ask(algs, off, length, handle=h, piece=0):
         return c.req(EXTENDED, s(EXT) + s(handle) + s(algs) +
-                     struct.pack(">QQ", off, length))
+                     struct.pack(">QQI", off, length, piece))
 
     if refused:
         t, b = ask(b"sha256", 0, 100)
@@ -141,36 +143,48 @@ def main():
         c.close()
         return 0
 
-    cases = [(b"sha256", "sha256", 0, 65536),
-             (b"sha256", "sha256", 1000, 40000),
-             (b"blake2b512", "blake2b512", 7, 50000),
-             (b"md5,blake2b512,sha256", "blake2b512", 0, size),
-             (b"sha256", "sha256", size - 100, 1000),
-             (b"sha256", "sha256", size + 10, 1000)]
-    for algs, want, off, length in cases:
-        t, b = ask(algs, off, length)
+    cases = [(b"sha256", "sha256", 0, 65536, 0),
+             (b"sha256", "sha256", 1000, 40000, 0),
+             (b"blake2b512", "blake2b512", 7, 50000, 0),
+             (b"md5,blake2b512,sha256", "blake2b512", 0, size, 0),
+             (b"sha256", "sha256", size - 100, 1000, 0),
+             (b"sha256", "sha256", size + 10, 1000, 0),
+             (b"sha256", "sha256", 5, 3 * MIB + 7, MIB),
+             (b"blake2b512", "blake2b512", 0, 2 * MIB, MIB),
+             (b"sha256", "sha256", size - MIB - 10, 3 * MIB, MIB),
+             (b"sha256", "sha256", 0, 1000, MIB)]
+    for algs, want, off, length, piece in cases:
+        t, b = ask(algs, off, length, piece=piece)
         if t != EXTENDED_REPLY:
             fail("%s at %d+%d: type %d status %r" % (algs, off, length, t,
                  status(b) if t == STATUS else None))
         alg, o = gets(b, 0)
-        (done,) = struct.unpack(">Q", b[o:o + 8])
-        md, _ = gets(b, o + 8)
-        piece = data[off:off + length]
-        expect = hashlib.new(want, piece).digest()
-        if alg.decode() != want or done != len(piece) or md != expect:
-            fail("%s at %d+%d: got %s of %d bytes, %s; expected %s of %d"
-                 % (algs, off, length, alg, done, md.hex()[:16], want,
-                    len(piece)))
-        print("ok: %s of %d bytes at %d (asked %s)" % (want, done, off,
-                                                       algs.decode()))
+        (done, count) = struct.unpack(">QI", b[o:o + 12])
+        o += 12
+        mds = []
+        for _ in range(count):
+            md, o = gets(b, o)
+            mds.append(md)
+        step = piece if 0 < piece < length else max(length, 1)
+        expect = [hashlib.new(want, data[off + i:off + min(i + step, length)])
+                  .digest() for i in range(0, max(length, 1), step)]
+        got = data[off:off + length]
+        if (alg.decode() != want or done != len(got) or mds != expect or
+                o != len(b)):
+            fail("%s at %d+%d/%d: got %s of %d bytes, %d hashes; expected "
+                 "%s of %d, %d" % (algs, off, length, piece, alg, done,
+                                   len(mds), want, len(got), len(expect)))
+        print("ok: %s of %d bytes at %d in %d piece(s) (asked %s)" % (
+            want, done, off, count, algs.decode()))
 
     for what, algs, off, length, code in [
             ("an unknown algorithm", b"md5", 0, 100, FX_OP_UNSUPPORTED),
             ("a range over the limit", b"sha256", 0, LIMIT + 1,
              FX_BAD_MESSAGE),
             ("a list of names too long", b"x," * 200 + b"sha256", 0, 100,
-             FX_BAD_MESSAGE)]:
-        t, b = ask(algs, off, length)
+             FX_BAD_MESSAGE),
+            ("pieces under 1 MiB", b"sha256", 0, 3 * MIB, FX_BAD_MESSAGE)]:
+        t, b = ask(algs, off, length, piece=4096 if "pieces" in what else 0)
         if t != STATUS or status(b) != code:
             fail("%s: type %d, status %r (expected %d)" % (
                 what, t, status(b) if t == STATUS else None, code))

@@ -37,7 +37,7 @@ within() {
 
 # --- the extension itself
 verbose "$tid: sftp-server's hash-range extension"
-head -c 300000 /dev/urandom > $W/h
+head -c 5000000 /dev/urandom > $W/h
 for how in "" "--read-only:-R" "--refused:-P hash-range" \
     "--refused:-p open,close,read,lstat,stat,fstat"; do
 	opt=${how%%:*}

@@ -27,6 +27,7 @@
 #include "kex.h"
 #include "log.h"
 #include "channels.h"
+#include "misc.h"
 #include "sftp.h"
 #include "xmalloc.h"
 #include "hpn.h"
@@ -249,7 +250,7 @@ hash_range_tests(void)
 	u_char *data, md[HPN_HASH_MD_MAX], want[HPN_HASH_MD_MAX];
 	u_int mdlen, wlen;
 	u_int64_t done;
-	size_t i, n = 1000003;	/* several blocks and a bit */
+	size_t i, n = 3 * 1024 * 1024 + 12345;	/* 3 pieces and a bit */
 	struct sshbuf *req, *msg;
 	u_char type;
 	u_int32_t id;
@@ -311,6 +312,7 @@ hash_range_tests(void)
 	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5,sha256"), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 3), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 1000), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
 	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 77, msg),
 	    SSH2_FX_OK);
 	ASSERT_INT_EQ(sshbuf_get_u8(msg, &type), 0);
@@ -322,6 +324,8 @@ hash_range_tests(void)
 	free(alg);
 	ASSERT_INT_EQ(sshbuf_get_u64(msg, &done), 0);
 	ASSERT_U64_EQ(done, 1000);
+	ASSERT_INT_EQ(sshbuf_get_u32(msg, &id), 0);
+	ASSERT_U_INT_EQ(id, 1);		/* one piece */
 	one_shot("sha256", data + 3, 1000, want, &wlen);
 	ASSERT_U_INT_EQ(sshbuf_len(msg), 4 + wlen);
 	ASSERT_MEM_EQ(sshbuf_ptr(msg) + 4, want, wlen);
@@ -331,12 +335,14 @@ hash_range_tests(void)
 	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, HPN_HASH_RANGE_MAX + 1), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
 	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
 	    SSH2_FX_BAD_MESSAGE);
 	sshbuf_reset(req);
 	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, UINT64_MAX - 5), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
 	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
 	    SSH2_FX_BAD_MESSAGE);
 	sshbuf_reset(req);
@@ -348,11 +354,52 @@ hash_range_tests(void)
 	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5"), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
 	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
 	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
 	    SSH2_FX_OP_UNSUPPORTED);
 	ASSERT_SIZE_T_EQ(sshbuf_len(msg), 0);
+	/* pieces under the minimum */
+	sshbuf_reset(req);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, n), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 4096), 0);
+	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	    SSH2_FX_BAD_MESSAGE);
 	sshbuf_free(req);
 	sshbuf_free(msg);
+	TEST_DONE();
+
+	TEST_START("hash-range: pieces, hashed in parallel, as one-shot ones");
+	{
+		u_char *mds;
+		u_int np, k;
+		u_int64_t piece = HPN_HASH_PIECE_MIN, len = n - 14, o;
+
+		/* under the minimum: refused */
+		ASSERT_INT_EQ(hpn_hash_pieces(fd, "sha256", 7, len, piece / 4,
+		    &mds, &np, &mdlen, &done), EINVAL);
+		ASSERT_INT_EQ(hpn_hash_pieces(fd, "sha256", 7, len, piece,
+		    &mds, &np, &mdlen, &done), 0);
+		ASSERT_U_INT_EQ(np, 4);
+		ASSERT_U64_EQ(done, len);
+		for (k = 0; k < np; k++) {
+			o = (u_int64_t)k * piece;
+			one_shot("sha256", data + 7 + o, MINIMUM(piece, len - o),
+			    want, &wlen);
+			ASSERT_U_INT_EQ(mdlen, wlen);
+			ASSERT_MEM_EQ(mds + (size_t)k * HPN_HASH_MD_MAX, want,
+			    wlen);
+		}
+		free(mds);
+		/* 0: one piece, the whole range */
+		ASSERT_INT_EQ(hpn_hash_pieces(fd, "blake2b512", 1, n - 1, 0,
+		    &mds, &np, &mdlen, &done), 0);
+		ASSERT_U_INT_EQ(np, 1);
+		one_shot("blake2b512", data + 1, n - 1, want, &wlen);
+		ASSERT_MEM_EQ(mds, want, wlen);
+		free(mds);
+	}
 	TEST_DONE();
 
 	close(fd);
