@@ -215,6 +215,24 @@ for how in down up; do
 		fail "tree $how: no finished file skipped: `cat $W/out`"
 done
 
+# --- through sshd, whose internal-sftp hashes too
+verbose "$tid: scp -Z through sshd and its internal-sftp"
+cp $OBJ/sshd_proxy $OBJ/sshd_proxy.resume
+grep -iv '^[[:space:]]*Subsystem' $OBJ/sshd_proxy.resume > $OBJ/sshd_proxy
+echo "Subsystem sftp internal-sftp" >> $OBJ/sshd_proxy
+for how in down up; do
+	D=`dest scp-$how`
+	head -c 2000000 $W/big > $D
+	case $how in
+	down) ${SCP} -Z -S $SSH -F $OBJ/ssh_proxy somehost:$W/big $D ;;
+	up) ${SCP} -Z -S $SSH -F $OBJ/ssh_proxy $W/big somehost:$D ;;
+	esac > $W/out 2>&1 || fail "scp -Z $how via sshd: `cat $W/out`"
+	cmp -s $W/big $D || fail "scp -Z $how via sshd: the result differs"
+	grep -q "matches: resuming at 2000000" $W/out ||
+		fail "scp -Z $how via sshd: not resumed: `cat $W/out`"
+done
+cp $OBJ/sshd_proxy.resume $OBJ/sshd_proxy
+
 # --- what -Z does not do
 verbose "$tid: -Z outside the SFTP protocol"
 ${SCP} -O -Z $W/big somehost:$W/u/x > $W/out 2>&1 &&
