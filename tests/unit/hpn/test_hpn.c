@@ -243,6 +243,25 @@ one_shot(const char *alg, const u_char *p, size_t len, u_char *md,
 	    EVP_get_digestbyname(alg), NULL), 1);
 }
 
+/* A hash-range request (after its handle) answered about fd into msg. */
+static u_int
+reply_to(int fd, struct sshbuf *msg, const char *algs, u_int64_t off,
+    u_int64_t len, u_int32_t piece)
+{
+	struct sshbuf *req;
+	u_int ret;
+
+	ASSERT_PTR_NE(req = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_put_cstring(req, algs), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, off), 0);
+	ASSERT_INT_EQ(sshbuf_put_u64(req, len), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, piece), 0);
+	sshbuf_reset(msg);
+	ret = hpn_hash_range_reply(req, fd, "f", 77, msg);
+	sshbuf_free(req);
+	return ret;
+}
+
 static void
 hash_range_tests(void)
 {
@@ -307,13 +326,8 @@ hash_range_tests(void)
 	TEST_DONE();
 
 	TEST_START("hash-range: the server's reply and its bounds");
-	ASSERT_PTR_NE(req = sshbuf_new(), NULL);
 	ASSERT_PTR_NE(msg = sshbuf_new(), NULL);
-	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5,sha256"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 3), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 1000), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
-	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 77, msg),
+	ASSERT_U_INT_EQ(reply_to(fd, msg, "md5,sha256", 3, 1000, 0),
 	    SSH2_FX_OK);
 	ASSERT_INT_EQ(sshbuf_get_u8(msg, &type), 0);
 	ASSERT_U_INT_EQ(type, SSH2_FXP_EXTENDED_REPLY);
@@ -329,41 +343,21 @@ hash_range_tests(void)
 	one_shot("sha256", data + 3, 1000, want, &wlen);
 	ASSERT_U_INT_EQ(sshbuf_len(msg), 4 + wlen);
 	ASSERT_MEM_EQ(sshbuf_ptr(msg) + 4, want, wlen);
-	/* one byte over the limit, an offset that overflows, truncated */
-	sshbuf_reset(req);
-	sshbuf_reset(msg);
-	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, HPN_HASH_RANGE_MAX + 1), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
-	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	/* one byte over the limit, an offset that overflows, pieces under
+	 * the minimum, no algorithm in common */
+	ASSERT_U_INT_EQ(reply_to(fd, msg, "sha256", 0, HPN_HASH_RANGE_MAX + 1,
+	    0), SSH2_FX_BAD_MESSAGE);
+	ASSERT_U_INT_EQ(reply_to(fd, msg, "sha256", UINT64_MAX - 5, 10, 0),
 	    SSH2_FX_BAD_MESSAGE);
-	sshbuf_reset(req);
-	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, UINT64_MAX - 5), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
-	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	ASSERT_U_INT_EQ(reply_to(fd, msg, "sha256", 0, n, 4096),
 	    SSH2_FX_BAD_MESSAGE);
-	sshbuf_reset(req);
-	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
-	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
-	    SSH2_FX_BAD_MESSAGE);
-	sshbuf_reset(req);
-	ASSERT_INT_EQ(sshbuf_put_cstring(req, "md5"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 10), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
-	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
+	ASSERT_U_INT_EQ(reply_to(fd, msg, "md5", 0, 10, 0),
 	    SSH2_FX_OP_UNSUPPORTED);
 	ASSERT_SIZE_T_EQ(sshbuf_len(msg), 0);
-	/* pieces under the minimum */
-	sshbuf_reset(req);
+	/* truncated */
+	ASSERT_PTR_NE(req = sshbuf_new(), NULL);
 	ASSERT_INT_EQ(sshbuf_put_cstring(req, "sha256"), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, 0), 0);
-	ASSERT_INT_EQ(sshbuf_put_u64(req, n), 0);
-	ASSERT_INT_EQ(sshbuf_put_u32(req, 4096), 0);
+	ASSERT_INT_EQ(sshbuf_put_u32(req, 0), 0);
 	ASSERT_U_INT_EQ(hpn_hash_range_reply(req, fd, "f", 1, msg),
 	    SSH2_FX_BAD_MESSAGE);
 	sshbuf_free(req);
