@@ -251,14 +251,14 @@ hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
 /*
  * sftp -b, before it connects: the batch file's first line, read with
  * read(2) so that stdio has buffered nothing yet and its own reads go on
- * after the line (at most BATCH_PEEK_MAX bytes of it).  When the line is a get of one path without glob
- * characters (relative to the remote working directory or absolute), its
- * lookups go with INIT as for scp's download, and hpn_sftp_lookahead()
- * finds them asked.  hpn_sftp_batch_read() hands the bytes back as fgets()
- * would have read them.  Input that is
- * neither a regular file nor a pipe with data waiting is left alone: a
- * program that writes its commands only once sftp has connected must not
- * be waited for.
+ * after the line (at most BATCH_PEEK_MAX bytes of it).  When the line is a
+ * get of one path without glob characters (relative to the remote working
+ * directory or absolute), its lookups go with INIT as for scp's download,
+ * and hpn_sftp_lookahead() finds them asked.  hpn_sftp_batch_read() hands
+ * the bytes back as fgets() would have read them.  Input that is neither
+ * a regular file nor a pipe with data waiting is left alone: a program
+ * that writes its commands only once sftp has connected must not be
+ * waited for.
  */
 #define BATCH_PEEK_MAX	8192
 static char *batch_line, *batch_next;
@@ -411,6 +411,15 @@ frame_path(struct sshbuf *b, u_char type, u_int id, const char *path,
 	frame_end(b, start);
 }
 
+/* Framed requests in b, written out whole. */
+static void
+send_blocking(struct hpn_sftp *h, struct sshbuf *b)
+{
+	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
+	    sshbuf_len(b)) != sshbuf_len(b))
+		fatal("Couldn't send packet: %s", strerror(errno));
+}
+
 static void
 early_path(struct hpn_sftp *h, struct sshbuf *b, int kind, u_char type,
     const char *path, const Attrib *a, u_int pflags)
@@ -479,9 +488,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 	if (pf.batch)
 		batch_h = h;
 	prefetch_clear();
-	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
-	    sshbuf_len(b)) != sshbuf_len(b))
-		fatal("Couldn't send packet: %s", strerror(errno));
+	send_blocking(h, b);
 	sshbuf_free(b);
 }
 
@@ -544,9 +551,7 @@ hpn_sftp_send(struct hpn_sftp *h, struct sshbuf *body)
 		fatal_f("sshbuf_new failed");
 	if ((r = sshbuf_put_stringb(b, body)) != 0)
 		fatal_fr(r, "compose");
-	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
-	    sshbuf_len(b)) != sshbuf_len(b))
-		fatal("Couldn't send packet: %s", strerror(errno));
+	send_blocking(h, b);
 	sshbuf_free(b);
 }
 
@@ -590,20 +595,10 @@ hpn_sftp_open_read(struct hpn_sftp *h, const char *path, u_char **handle,
 		fatal_f("sshbuf_new failed");
 	attrib_clear(&a);
 	oid = hpn_sftp_next_id(h);
-	if ((r = sshbuf_put_u8(b, SSH2_FXP_OPEN)) != 0 ||
-	    (r = sshbuf_put_u32(b, oid)) != 0 ||
-	    (r = sshbuf_put_cstring(b, path)) != 0 ||
-	    (r = sshbuf_put_u32(b, SSH2_FXF_READ)) != 0 ||
-	    (r = encode_attrib(b, &a)) != 0)
-		fatal_fr(r, "compose");
-	hpn_sftp_send(h, b);
-	sshbuf_reset(b);
+	frame_path(b, SSH2_FXP_OPEN, oid, path, &a, SSH2_FXF_READ);
 	sid = hpn_sftp_next_id(h);
-	if ((r = sshbuf_put_u8(b, SSH2_FXP_STAT)) != 0 ||
-	    (r = sshbuf_put_u32(b, sid)) != 0 ||
-	    (r = sshbuf_put_cstring(b, path)) != 0)
-		fatal_fr(r, "compose");
-	hpn_sftp_send(h, b);
+	frame_path(b, SSH2_FXP_STAT, sid, path, NULL, 0);
+	send_blocking(h, b);
 	for (i = 0; i < 2; i++) {
 		recv_blocking(h, m);
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
@@ -642,26 +637,27 @@ void
 hpn_sftp_close_handle(struct hpn_sftp *h, const u_char *handle, size_t hlen)
 {
 	struct sshbuf *b;
-	u_int id, rid;
+	size_t start;
+	u_int id, rid, status;
 	u_char type;
 	int r;
 
 	if ((b = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
 	id = hpn_sftp_next_id(h);
-	if ((r = sshbuf_put_u8(b, SSH2_FXP_CLOSE)) != 0 ||
-	    (r = sshbuf_put_u32(b, id)) != 0 ||
-	    (r = sshbuf_put_string(b, handle, hlen)) != 0)
+	start = frame_start(b, SSH2_FXP_CLOSE, id);
+	if ((r = sshbuf_put_string(b, handle, hlen)) != 0)
 		fatal_fr(r, "compose");
-	hpn_sftp_send(h, b);
+	frame_end(b, start);
+	send_blocking(h, b);
 	recv_blocking(h, b);
 	if ((r = sshbuf_get_u8(b, &type)) != 0 ||
 	    (r = sshbuf_get_u32(b, &rid)) != 0)
 		fatal_fr(r, "parse");
 	if (rid != id)
 		fatal("ID mismatch (%u != %u)", rid, id);
-	if (reply_status(b, type) != SSH2_FX_OK)
-		debug_f("close: %s", fx2txt(reply_status(b, type)));
+	if ((status = reply_status(b, type)) != SSH2_FX_OK)
+		debug_f("close: %s", fx2txt(status));
 	sshbuf_free(b);
 }
 
@@ -936,9 +932,7 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 		early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR, path, NULL, 0);
 		n += 2;
 	}
-	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
-	    sshbuf_len(b)) != sshbuf_len(b))
-		fatal("Couldn't send packet: %s", strerror(errno));
+	send_blocking(h, b);
 	for (got = 0; got < n; got++) {
 		recv_blocking(h, m);
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
