@@ -232,26 +232,24 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 
 /*
  * What to do with a destination of have bytes for a source of want:
- * *from (where to start sending) and whether the destination must be
- * emptied first.  lfd: the local copy (the destination of a download,
- * the source of an upload), readable.  -1: an error, said.
+ * *from, where to start sending (0 below have: the destination is sent
+ * whole, emptied first).  lfd: the local copy (the destination of a
+ * download, the source of an upload), readable.  -1: an error, said.
  */
 static int
 plan(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
     const char *dst, u_int64_t have, u_int64_t want, int mode,
-    u_int64_t *from, int *empty)
+    u_int64_t *from)
 {
 	char alg[32], b1[32], b2[32];
 
 	*from = 0;
-	*empty = 0;
 	if (have == 0)
 		return 0;
 	if (have > want) {
 		logit("%s: longer than the source (%llu > %llu bytes): "
 		    "sending it whole", dst, (unsigned long long)have,
 		    (unsigned long long)want);
-		*empty = 1;
 		return 0;
 	}
 	switch (same_prefix(h, handle, hlen, lfd, have, dst, alg,
@@ -273,7 +271,6 @@ plan(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 		logit("%s: the %s there differ from the source (%s): "
 		    "sending it whole", dst, fmt_bytes(b1, sizeof(b1), have),
 		    alg);
-		*empty = 1;
 		return 0;
 	case NO_HASH:
 		if (mode >= HPN_RESUME_BY_SIZE) {
@@ -286,7 +283,6 @@ plan(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 			    "sftp-server), so the %s there cannot be "
 			    "verified: sending it whole", dst,
 			    fmt_bytes(b1, sizeof(b1), have));
-			*empty = 1;
 		}
 		return 0;
 	default:
@@ -305,7 +301,7 @@ hpn_sftp_resume_get(struct hpn_sftp *h, const u_char *handle, size_t hlen,
     const char *dst, int local_fd, u_int64_t want, int mode, off_t *have)
 {
 	u_int64_t from;
-	int lfd, empty, r;
+	int lfd, r;
 
 	if (h == NULL || *have <= 0)
 		return 0;
@@ -314,11 +310,12 @@ hpn_sftp_resume_get(struct hpn_sftp *h, const u_char *handle, size_t hlen,
 		return -1;
 	}
 	r = plan(h, handle, hlen, lfd, dst, (u_int64_t)*have, want, mode,
-	    &from, &empty);
+	    &from);
 	close(lfd);
 	if (r != 0)
 		return -1;
-	if (empty && ftruncate(local_fd, 0) == -1) {
+	/* sent whole: nothing of what was there may stay */
+	if (from == 0 && ftruncate(local_fd, 0) == -1) {
 		error("local ftruncate \"%s\": %s", dst, strerror(errno));
 		return -1;
 	}
@@ -340,7 +337,7 @@ hpn_sftp_resume_put(struct hpn_sftp *h, int local_fd, const char *dst,
 	size_t hlen;
 	u_int status;
 	u_int64_t size, from;
-	int empty, r;
+	int r;
 
 	*have = 0;
 	if (h == NULL)
@@ -353,8 +350,7 @@ hpn_sftp_resume_put(struct hpn_sftp *h, int local_fd, const char *dst,
 		    fx2txt(status));
 		return 0;
 	}
-	r = plan(h, handle, hlen, local_fd, dst, size, want, mode, &from,
-	    &empty);
+	r = plan(h, handle, hlen, local_fd, dst, size, want, mode, &from);
 	hpn_sftp_close_handle(h, handle, hlen);
 	free(handle);
 	if (r != 0)
