@@ -90,11 +90,22 @@ hpn_hash_pick(const char *list)
 #endif
 }
 
-/* Every algorithm we have, comma-separated: for a request. */
+/* Every algorithm of hash_algs, comma-separated, in order: for a request. */
 const char *
 hpn_hash_algs(void)
 {
-	return "sha256,blake2b512";
+	static char list[64];
+	int i;
+
+	if (*list != '\0')
+		return list;
+	for (i = 0; hash_algs[i] != NULL; i++) {
+		if ((i > 0 && strlcat(list, ",", sizeof(list)) >=
+		    sizeof(list)) || strlcat(list, hash_algs[i],
+		    sizeof(list)) >= sizeof(list))
+			fatal_f("algorithm list too long");
+	}
+	return list;
 }
 
 /*
