@@ -197,33 +197,42 @@ iperf_time() {
 	echo "$s"
 }
 
+# command_for CASE MODE PAIR: the copy's command line in CMD (CASE from
+# $work/src to $work/dst)
+command_for() {
+	local c=$1 mode=$2 pair=$3 t=$work/tree-$3 src=$work/src/$1 dst=$work/dst r=-r
+	# the big file alone, not a tree of one
+	[ "$c" = big ] && src=$work/src/big/big r=
+	case $mode in
+	scp-up) CMD=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "$src" "bench:$dst/") ;;
+	scp-down) CMD=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "bench:$src" "$dst/") ;;
+	sftp-get) echo "get $r $src $dst/" > "$work/batch"
+		CMD=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
+	sftp-put) echo "put $r $src $dst/" > "$work/batch"
+		CMD=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
+	rsync-up) CMD=(rsync -a -e "$t/ssh $(copts "$pair")" "$src" "bench:$dst/") ;;
+	rsync-down) CMD=(rsync -a -e "$t/ssh $(copts "$pair")" "bench:$src" "$dst/") ;;
+	pipe-up) if [ "$c" = big ]; then
+			CMD=(sh -c "exec $t/ssh $(copts "$pair") bench 'cat > $dst/big' < $src")
+		else
+			CMD=(sh -c "tar -C $work/src -cf - $c | $t/ssh $(copts "$pair") bench 'tar -C $dst -xf -'")
+		fi ;;
+	esac
+}
+
 # transfer RTT CASE MODE PAIR REP SETUP IPERF: one timed copy, one CSV row
 transfer() {
 	local rtt=$1 c=$2 mode=$3 pair=$4 rep=$5 setup=$6 ip=$7
-	local bytes=${TBYTES[$c]} files=${TFILES[$c]} src=$work/src/$c dst=$work/dst
-	local t=$work/tree-$pair to=600 status=OK s e wall net data="" frac="" moved load first last
-	local got=$work/dst/$c r=-r
+	local bytes=${TBYTES[$c]} files=${TFILES[$c]} dst=$work/dst
+	local to=600 status=OK s e wall net data="" frac="" moved load first last
+	local got=$work/dst/$c
 	local -a cmd
-	# the big file alone, not a tree of one
-	[ "$c" = big ] && src=$work/src/big/big got=$work/dst r=
+	[ "$c" = big ] && got=$work/dst
 	[ "$pair" = stock ] && [ "$rtt" != 0 ] && [ "$c" != big ] && to=$STOCK_CAP
 	rm -rf "$dst" "$work/times"
 	mkdir -p "$dst"
-	case $mode in
-	scp-up) cmd=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "$src" "bench:$dst/") ;;
-	scp-down) cmd=("$t/scp" -q $r -S "$t/ssh" $(copts "$pair") "bench:$src" "$dst/") ;;
-	sftp-get) echo "get $r $src $dst/" > "$work/batch"
-		cmd=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
-	sftp-put) echo "put $r $src $dst/" > "$work/batch"
-		cmd=("$t/sftp" -q -S "$t/ssh" $(copts "$pair") -b "$work/batch" bench) ;;
-	rsync-up) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "$src" "bench:$dst/") ;;
-	rsync-down) cmd=(rsync -a -e "$t/ssh $(copts "$pair")" "bench:$src" "$dst/") ;;
-	pipe-up) if [ "$c" = big ]; then
-			cmd=(sh -c "exec $t/ssh $(copts "$pair") bench 'cat > $dst/big' < $src")
-		else
-			cmd=(sh -c "tar -C $work/src -cf - $c | $t/ssh $(copts "$pair") bench 'tar -C $dst -xf -'")
-		fi ;;
-	esac
+	command_for "$c" "$mode" "$pair"
+	cmd=("${CMD[@]}")
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	"$work/meter" watchtree "$dst" "$bytes" "$((to + 5))" "$work/times" &
@@ -272,15 +281,13 @@ path_bytes() {
 
 # resume RTT MODE REP SETUP: the big file's copy killed half-way, then -Z
 resume() {
-	local rtt=$1 mode=$2 rep=$3 setup=$4 t=$work/tree-hpn dst=$work/dst
-	local src=$work/src/big/big s e i pid have w1 w2 b0 b1 moved status=OK load
+	local rtt=$1 mode=$2 rep=$3 setup=$4 dst=$work/dst
+	local s e i have w1 w2 b0 b1 moved status=OK load
 	local -a cmd
 	rm -rf "$dst"
 	mkdir -p "$dst"
-	case $mode in
-	scp-up) cmd=("$t/scp" -q -S "$t/ssh" $(copts hpn) "$src" "bench:$dst/") ;;
-	scp-down) cmd=("$t/scp" -q -S "$t/ssh" $(copts hpn) "bench:$src" "$dst/") ;;
-	esac
+	command_for big "$mode" hpn
+	cmd=("${CMD[@]}")
 	wait_quiet
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	s=$(ns)
