@@ -56,7 +56,18 @@ static struct {
 	/* both: none is active in this direction */
 	int	active[MODE_MAX];
 	int	mac_off[MODE_MAX];
+	/* both: the cipher of each direction, for logs */
+	char	cipher[MODE_MAX][64];
 } none;
+
+/* The cipher in use in direction mode (MODE_IN, MODE_OUT). */
+const char *
+hpn_cipher_name(int mode)
+{
+	if ((mode != MODE_IN && mode != MODE_OUT) || *none.cipher[mode] == '\0')
+		return "?";
+	return none.cipher[mode];
+}
 
 /* Server: the configuration, set as the user becomes known. */
 void
@@ -216,6 +227,10 @@ hpn_none_newkeys(struct ssh *ssh, int mode, const struct sshenc *enc,
 	int is_none = enc->name != NULL && strcmp(enc->name, "none") == 0;
 	int mac_none = is_none && hpn_mac_is_none(mac);
 	const char *dir;
+
+	if (mode == MODE_IN || mode == MODE_OUT)
+		strlcpy(none.cipher[mode], enc->name != NULL ? enc->name : "?",
+		    sizeof(none.cipher[mode]));
 
 	if ((is_none || hpn_mac_is_none(mac)) && !none.allowed)
 		ssh_packet_disconnect(ssh, "the none %s was negotiated "

@@ -49,3 +49,28 @@ hpn_parse_size(const char *arg, u_int min, u_int max, u_int *valp)
 	*valp = (u_int)v;
 	return 0;
 }
+
+/*
+ * An interval in seconds, fractions allowed ("0.5", "2", "1.25s"), of
+ * HPN_METRICS_INTERVAL_MIN to HPN_METRICS_INTERVAL_MAX ms.  Returns 0 and
+ * sets *msp, or -1.
+ */
+int
+hpn_parse_interval_ms(const char *arg, int *msp)
+{
+	double v;
+	char *ep;
+
+	if (arg == NULL || *arg == '\0' || isspace((u_char)*arg))
+		return -1;
+	errno = 0;
+	v = strtod(arg, &ep);
+	if (ep == arg || errno != 0 || (*ep != '\0' && strcmp(ep, "s") != 0))
+		return -1;
+	/* also refuses NaN: every comparison with it is false */
+	if (!(v * 1000 >= HPN_METRICS_INTERVAL_MIN - 0.5 &&
+	    v * 1000 <= HPN_METRICS_INTERVAL_MAX))
+		return -1;
+	*msp = (int)(v * 1000 + 0.5);
+	return 0;
+}

@@ -64,6 +64,7 @@
 #include "kex.h"
 #include "channels.h"
 #include "hpn.h"
+#include "hpn-metrics.h"
 
 /* What the configuration said, and what was learnt of the connection. */
 static struct {
@@ -87,6 +88,15 @@ static struct {
 	double	rtt;		/* seconds, smoothed; 0: none yet */
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
+
+/* What the metrics show (hpn-metrics.c). */
+static struct hpn_winstats stats;
+
+void
+hpn_window_stats(struct hpn_winstats *w)
+{
+	*w = stats;
+}
 
 void
 hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
@@ -368,6 +378,9 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 		debug("channel %d: window %u -> %u (%s)", c->self, old,
 		    target, why);
 	}
+	stats.window = c->local_window_max;
+	if (stats.window > stats.window_peak)
+		stats.window_peak = stats.window;
 	if (c->local_window_max > HPN_WINDOW_GROW_MIN) {
 		/* A large window: adjust per 1/8 of it. */
 		gap = c->local_window_max - c->local_window;
@@ -378,6 +391,23 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 	return (c->local_window_max - c->local_window >
 	    c->local_maxpacket * 3) ||
 	    c->local_window < c->local_window_max / 2;
+}
+
+/*
+ * channels.c sent len bytes of c's data: count them, and note when the
+ * channel still has data but the peer's window is shorter than a packet
+ * (the sender waits for a window adjust: a stall).
+ */
+void
+hpn_channel_sent(Channel *c, size_t len)
+{
+	c->hpn_tx += len;
+	stats.peer_window = c->remote_window;
+	if (c->remote_window + len > stats.peer_window_peak)
+		stats.peer_window_peak = c->remote_window + len;
+	if (c->remote_window < c->remote_maxpacket &&
+	    sshbuf_len(c->input) > 0)
+		stats.stalls++;
 }
 
 /*

@@ -156,8 +156,29 @@ void	hpn_channel_read_done(struct Channel *, size_t, size_t);
 void	hpn_channel_write_backlog(struct Channel *, size_t);
 u_int	hpn_channel_burst(const struct Channel *);
 
+/* hpn-metrics.c: TCP stack metrics (details in hpn-metrics.h) */
+#define HPN_METRICS_REQUEST	"tcp-info@hpn-patch-set.invalid"
+#define HPN_METRICS_INTERVAL	5000		/* ms, MetricsInterval */
+#define HPN_METRICS_INTERVAL_MIN 100
+#define HPN_METRICS_INTERVAL_MAX (24 * 3600 * 1000)
+#define HPN_METRICS_PATH	"./ssh_stack_metrics"	/* .local, .remote */
+struct timespec;
+int	hpn_parse_interval_ms(const char *, int *);
+void	hpn_metrics_server_config(int);
+int	hpn_metrics_answer(struct ssh *, struct sshbuf **);
+void	hpn_channel_sent(struct Channel *, size_t);
+const char *hpn_cipher_name(int);
+void	hpn_session_started(int, const char *, const char *);
+void	hpn_session_log(struct ssh *, int, const char *);
+
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
+/* hpn-metrics-client.c: client only */
+void	hpn_metrics_open(int, int, const char *);
+void	hpn_metrics_start(struct ssh *);
+void	hpn_metrics_poll(struct ssh *, struct timespec *);
+int	hpn_metrics_done(struct ssh *);
+void	hpn_metrics_end(struct ssh *);
 
 #endif /* HPN_H */
