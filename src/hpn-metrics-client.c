@@ -5,8 +5,9 @@
  * session starts, every MetricsInterval, and when it ends, into
  * MetricsPath.local; it asks the server for the same sample of its end
  * each time (HPN_METRICS_REQUEST) and writes the answers to
- * MetricsPath.remote, stamped with the midpoint of request and answer on
- * this host's clock, so that both files share one time axis.  A server
+ * MetricsPath.remote, stamped with the server's clock when that falls
+ * between request and answer on ours (else the nearer bound), so that both
+ * files share one time axis.  A server
  * that does not answer (stock OpenSSH, PermitMetrics no) leaves local
  * metrics only, said in one line.  Both files are opened before
  * connecting: a path that cannot be written stops hpnssh before any data
@@ -170,6 +171,7 @@ remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 	struct sshbuf *b = NULL;
 	const u_char *d;
 	size_t len;
+	double now;
 	int r, final = p->final;
 
 	if (m.outstanding > 0)
@@ -182,7 +184,13 @@ remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 			error_fr(r, "Metrics: a malformed answer from the "
 			    "server; ignored");
 		} else {
-			s.time = (p->sent + now_unix()) / 2;
+			/*
+			 * The server's clock, when it falls between request
+			 * and answer on ours; else the nearer of the two.
+			 */
+			now = now_unix();
+			if (s.time < p->sent || s.time > now)
+				s.time = s.time < p->sent ? p->sent : now;
 			row(&m.remote, m.path_remote, &s);
 			hpn_mend_add(&m.rem, &s);
 			m.answers = 1;

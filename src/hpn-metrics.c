@@ -161,7 +161,10 @@ hpn_metrics_take(struct ssh *ssh, struct hpn_msample *s)
 	return n;
 }
 
-/* On the wire: u32 count, then (string name, u64 value) per column. */
+/*
+ * On the wire: u32 count, then (string name, u64 value) pairs: "time_us"
+ * (the sender's Unix time in microseconds), then one per column present.
+ */
 int
 hpn_msample_put(struct sshbuf *b, const struct hpn_msample *s)
 {
@@ -171,7 +174,9 @@ hpn_msample_put(struct sshbuf *b, const struct hpn_msample *s)
 	for (i = 0; i < HPN_M_NCOLS; i++)
 		if (s->have & ((u_int64_t)1 << i))
 			n++;
-	if ((r = sshbuf_put_u32(b, n)) != 0)
+	if ((r = sshbuf_put_u32(b, n + 1)) != 0 ||
+	    (r = sshbuf_put_cstring(b, "time_us")) != 0 ||
+	    (r = sshbuf_put_u64(b, (u_int64_t)(s->time * 1e6))) != 0)
 		return r;
 	for (i = 0; i < HPN_M_NCOLS; i++) {
 		if ((s->have & ((u_int64_t)1 << i)) == 0)
@@ -202,6 +207,8 @@ hpn_msample_get(struct sshbuf *b, struct hpn_msample *s)
 			return r;
 		r = sshbuf_get_u64(b, &v);
 		col = hpn_mcol_find(name);
+		if (r == 0 && strcmp(name, "time_us") == 0)
+			s->time = v / 1e6;
 		free(name);
 		if (r != 0)
 			return r;
@@ -290,6 +297,14 @@ delta(const struct hpn_mend *e, u_int col)
 	return e->last.v[col] - e->first.v[col];
 }
 
+/* Whether an end's samples say how much its TCP sent (bytes_acked). */
+static int
+tcp_known(const struct hpn_mend *e)
+{
+	return e->n >= 2 && has(&e->first, HPN_M_BYTES_ACKED) &&
+	    has(&e->last, HPN_M_BYTES_ACKED);
+}
+
 static int
 pct(u_int64_t part, double whole)
 {
@@ -320,12 +335,12 @@ hpn_metrics_summary(const struct hpn_mend *loc, const struct hpn_mend *rem,
 
 	if (loc->n == 0 && rem->n == 0)
 		return -1;
-	if (rem->n >= 2 &&
-	    (loc->n < 2 || delta(rem, HPN_M_BYTES_ACKED) >
+	if (tcp_known(rem) &&
+	    (!tcp_known(loc) || delta(rem, HPN_M_BYTES_ACKED) >
 	    delta(loc, HPN_M_BYTES_ACKED))) {
 		e = rem;
 		who = "the remote end";
-	} else if (rem->n < 2 && delta(loc, HPN_M_BYTES_RECEIVED) >
+	} else if (!tcp_known(rem) && delta(loc, HPN_M_BYTES_RECEIVED) >
 	    delta(loc, HPN_M_BYTES_ACKED)) {
 		who = "this end, receiving (the sender gave no metrics)";
 	}

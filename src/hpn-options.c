@@ -61,14 +61,18 @@ hpn_parse_interval_ms(const char *arg, int *msp)
 	double v;
 	char *ep;
 
-	if (arg == NULL || *arg == '\0' || isspace((u_char)*arg))
+	/* digits and a point, then perhaps "s": no sign, hex or exponent */
+	if (arg == NULL || *arg == '\0' ||
+	    strspn(arg, "0123456789.") == 0 ||
+	    (arg[strspn(arg, "0123456789.")] != '\0' &&
+	    strcmp(arg + strspn(arg, "0123456789."), "s") != 0))
 		return -1;
 	errno = 0;
 	v = strtod(arg, &ep);
 	if (ep == arg || errno != 0 || (*ep != '\0' && strcmp(ep, "s") != 0))
 		return -1;
 	/* also refuses NaN: every comparison with it is false */
-	if (!(v * 1000 >= HPN_METRICS_INTERVAL_MIN - 0.5 &&
+	if (!(v * 1000 + 1e-6 >= HPN_METRICS_INTERVAL_MIN &&
 	    v * 1000 <= HPN_METRICS_INTERVAL_MAX))
 		return -1;
 	*msp = (int)(v * 1000 + 0.5);

@@ -2,7 +2,8 @@
  * Unit tests of the HPN patch set's own code that is not about speed:
  * telling HPN peers from others by their banner, the port fallback, option
  * sizes, sftp request counts, buffer growth, how bulk channels size
- * their reads, bursts and pipes, and the hashes of file ranges.
+ * their reads, bursts and pipes, the hashes of file ranges, and the TCP
+ * stack metrics (samples, their wire and CSV forms, the summary line).
  */
 
 #include "includes.h"
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #include "sftp.h"
 #include "xmalloc.h"
 #include "hpn.h"
+#include "hpn-metrics.h"
 
 #include <openssl/evp.h>
 
@@ -401,6 +404,728 @@ hash_range_tests(void)
 	free(data);
 }
 
+/* --- hpn-metrics.c: TCP stack metrics ----------------------------------- */
+
+/* tcpi_layout.c: offsetof(struct tcp_info, tcpi_<name>) of <linux/tcp.h>,
+ * -1 when not on Linux or the installed headers lack the field. */
+long	hpn_test_tcpi_offset(const char *);
+
+#define MBIT(col)	((u_int64_t)1 << (col))
+#define BIG		((u_int64_t)1 << 40)	/* needs all 64 bits */
+
+/*
+ * A TCP_INFO with a distinct value in each field we read (noise in the
+ * others); want[col] is what the sample's column should hold.
+ */
+static void
+tcpi_fill(struct hpn_tcpi *ti, u_int64_t *want)
+{
+	memset(ti, 0xee, sizeof(*ti));
+#define F(col, f, v) do { ti->f = (v); want[col] = (v); } while (0)
+	F(HPN_M_RTT, rtt, 101);
+	F(HPN_M_RTTVAR, rttvar, 102);
+	F(HPN_M_MIN_RTT, min_rtt, 103);
+	F(HPN_M_SND_CWND, snd_cwnd, 104);
+	F(HPN_M_SND_MSS, snd_mss, 105);
+	F(HPN_M_SND_SSTHRESH, snd_ssthresh, 106);
+	F(HPN_M_RCV_SPACE, rcv_space, 107);
+	F(HPN_M_RCV_SSTHRESH, rcv_ssthresh, 108);
+	F(HPN_M_RCV_RTT, rcv_rtt, 109);
+	F(HPN_M_UNACKED, unacked, 110);
+	F(HPN_M_SACKED, sacked, 111);
+	F(HPN_M_LOST, lost, 112);
+	F(HPN_M_RETRANS, retrans, 113);
+	F(HPN_M_TOTAL_RETRANS, total_retrans, 114);
+	F(HPN_M_REORDERING, reordering, 115);
+	F(HPN_M_DELIVERY_RATE, delivery_rate, BIG + 116);
+	F(HPN_M_PACING_RATE, pacing_rate, BIG + 117);
+	F(HPN_M_BYTES_SENT, bytes_sent, BIG + 118);
+	F(HPN_M_BYTES_ACKED, bytes_acked, BIG + 119);
+	F(HPN_M_BYTES_RECEIVED, bytes_received, BIG + 120);
+	F(HPN_M_BYTES_RETRANS, bytes_retrans, BIG + 121);
+	F(HPN_M_NOTSENT_BYTES, notsent_bytes, 122);
+	F(HPN_M_SND_WND, snd_wnd, 123);
+	F(HPN_M_BUSY_TIME, busy_time, BIG + 124);
+	F(HPN_M_RWND_LIMITED, rwnd_limited, BIG + 125);
+	F(HPN_M_SNDBUF_LIMITED, sndbuf_limited, BIG + 126);
+#undef F
+}
+
+/* The columns Linux before 3.15 (no tcpi_pacing_rate) cannot give. */
+static const int tcpi_new_cols[] = {
+	HPN_M_PACING_RATE, HPN_M_BYTES_ACKED, HPN_M_BYTES_RECEIVED,
+	HPN_M_MIN_RTT, HPN_M_DELIVERY_RATE, HPN_M_BUSY_TIME,
+	HPN_M_RWND_LIMITED, HPN_M_SNDBUF_LIMITED, HPN_M_BYTES_SENT,
+	HPN_M_BYTES_RETRANS, HPN_M_SND_WND, HPN_M_NOTSENT_BYTES,
+};
+
+static int
+is_new_col(u_int col)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(tcpi_new_cols) / sizeof(*tcpi_new_cols); i++)
+		if (tcpi_new_cols[i] == (int)col)
+			return 1;
+	return 0;
+}
+
+static void
+mset(struct hpn_msample *s, u_int col, u_int64_t v)
+{
+	s->v[col] = v;
+	s->have |= MBIT(col);
+}
+
+static size_t
+count_char(const char *p, int c)
+{
+	size_t n = 0;
+
+	for (; *p != '\0'; p++)
+		if (*p == c)
+			n++;
+	return n;
+}
+
+/* Field i (0: time) of a CSV line, in a static buffer. */
+static const char *
+csv_field(const char *line, u_int i)
+{
+	static char f[128];
+	size_t n;
+
+	for (; i > 0; i--) {
+		ASSERT_PTR_NE(line = strchr(line, ','), NULL);
+		line++;
+	}
+	n = strcspn(line, ",\n");
+	ASSERT_SIZE_T_LT(n, sizeof(f));
+	memcpy(f, line, n);
+	f[n] = '\0';
+	return f;
+}
+
+/*
+ * One end's sample for the summary: the kernel's chrono counters (busy,
+ * receive window limited, send buffer limited; microseconds), bytes, the
+ * total of retransmits, cwnd (segments) and mss, RTT (microseconds).
+ */
+static void
+summary_sample(struct hpn_msample *s, double t, u_int64_t busy,
+    u_int64_t rwnd, u_int64_t sndbuf, u_int64_t acked, u_int64_t received,
+    u_int64_t retrans, u_int64_t cwnd, u_int64_t mss, u_int64_t rtt)
+{
+	memset(s, 0, sizeof(*s));
+	s->time = t;
+	mset(s, HPN_M_BUSY_TIME, busy);
+	mset(s, HPN_M_RWND_LIMITED, rwnd);
+	mset(s, HPN_M_SNDBUF_LIMITED, sndbuf);
+	mset(s, HPN_M_BYTES_ACKED, acked);
+	mset(s, HPN_M_BYTES_RECEIVED, received);
+	mset(s, HPN_M_TOTAL_RETRANS, retrans);
+	mset(s, HPN_M_SND_CWND, cwnd);
+	mset(s, HPN_M_SND_MSS, mss);
+	mset(s, HPN_M_RTT, rtt);
+}
+
+/*
+ * A sending end: 10 s, busy 8 s of it, 1 s of that limited by the receive
+ * window, none by the send buffer; 7 retransmits; RTTs 120, 100, 80 ms
+ * (median 100); peak cwnd 2000 * 1500 bytes; 1e9 bytes acked.
+ */
+static void
+summary_sender(struct hpn_mend *e, double t0, u_int64_t stalls)
+{
+	struct hpn_msample s;
+
+	summary_sample(&s, t0, 1000000, 500000, 0, 1000, 500, 5, 100, 1448,
+	    120000);
+	mset(&s, HPN_M_WINDOW_STALLS, 10);
+	hpn_mend_add(e, &s);
+	summary_sample(&s, t0 + 5, 5000000, 1000000, 0, 500000000, 700, 9,
+	    2000, 1500, 100000);
+	mset(&s, HPN_M_WINDOW_STALLS, 10 + stalls / 2);
+	hpn_mend_add(e, &s);
+	summary_sample(&s, t0 + 10, 9000000, 1500000, 0, 1000001000, 900, 12,
+	    1000, 1500, 80000);
+	mset(&s, HPN_M_WINDOW_STALLS, 10 + stalls);
+	hpn_mend_add(e, &s);
+}
+
+/* A receiving end: acks little, receives 1e9 bytes; RTT 50 ms. */
+static void
+summary_receiver(struct hpn_mend *e, double t0, int n)
+{
+	struct hpn_msample s;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		summary_sample(&s, t0 + 10.0 * i / (n - 1 ? n - 1 : 1),
+		    100 * i, 0, 0, 1000 + 100 * i, 1000000000ULL * i, 0,
+		    10, 1448, 50000);
+		hpn_mend_add(e, &s);
+	}
+}
+
+static void
+metrics_tests(void)
+{
+	struct hpn_tcpi ti;
+	struct hpn_msample s, s2;
+	u_int64_t want[HPN_M_NCOLS];
+	u_int i;
+
+	TEST_START("metrics: column names, one per column, found back");
+	ASSERT_INT_LE(HPN_M_NCOLS, 64);		/* s.have is 64 bits */
+	ASSERT_INT_EQ(HPN_M_TCP_COLS, HPN_M_SNDBUF_LIMITED + 1);
+	for (i = 0; i < HPN_M_NCOLS; i++) {
+		ASSERT_PTR_NE(hpn_mcol_name(i), NULL);
+		ASSERT_INT_EQ(hpn_mcol_find(hpn_mcol_name(i)), (int)i);
+	}
+	ASSERT_PTR_EQ(hpn_mcol_name(HPN_M_NCOLS), NULL);
+	ASSERT_STRING_EQ(hpn_mcol_name(HPN_M_RTT), "rtt_us");
+	ASSERT_STRING_EQ(hpn_mcol_name(HPN_M_SNDBUF_LIMITED),
+	    "sndbuf_limited");
+	ASSERT_STRING_EQ(hpn_mcol_name(HPN_M_WINDOW_STALLS), "window_stalls");
+	ASSERT_INT_EQ(hpn_mcol_find("no_such_metric"), -1);
+	ASSERT_INT_EQ(hpn_mcol_find(""), -1);
+	TEST_DONE();
+
+	TEST_START("metrics: a whole TCP_INFO, every TCP column");
+	memset(want, 0, sizeof(want));
+	tcpi_fill(&ti, want);
+	memset(&s, 0, sizeof(s));
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, sizeof(ti), &s), HPN_M_TCP_COLS);
+	ASSERT_U64_EQ(s.have, MBIT(HPN_M_TCP_COLS) - 1);
+	for (i = 0; i < HPN_M_TCP_COLS; i++)
+		ASSERT_U64_EQ(s.v[i], want[i]);
+	for (i = HPN_M_TCP_COLS; i < HPN_M_NCOLS; i++)
+		ASSERT_U64_EQ(s.v[i], 0);
+	/* longer than we know (a newer kernel): the same */
+	memset(&s, 0, sizeof(s));
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, sizeof(ti) + 64, &s),
+	    HPN_M_TCP_COLS);
+	ASSERT_U64_EQ(s.have, MBIT(HPN_M_TCP_COLS) - 1);
+	TEST_DONE();
+
+	TEST_START("metrics: an old kernel's TCP_INFO, up to pacing_rate");
+	memset(&s, 0, sizeof(s));
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, offsetof(struct hpn_tcpi,
+	    pacing_rate), &s), HPN_M_TCP_COLS - 12);
+	for (i = 0; i < HPN_M_TCP_COLS; i++) {
+		if (is_new_col(i)) {
+			ASSERT_U64_EQ(s.have & MBIT(i), 0);
+			ASSERT_U64_EQ(s.v[i], 0);
+		} else {
+			ASSERT_U64_NE(s.have & MBIT(i), 0);
+			ASSERT_U64_EQ(s.v[i], want[i]);
+		}
+	}
+	ASSERT_U64_NE(s.have & MBIT(HPN_M_RTT), 0);
+	ASSERT_U64_NE(s.have & MBIT(HPN_M_SND_CWND), 0);
+	ASSERT_U64_NE(s.have & MBIT(HPN_M_TOTAL_RETRANS), 0);
+	ASSERT_U64_EQ(s.v[HPN_M_TOTAL_RETRANS], 114);
+	ASSERT_U64_EQ(s.have & MBIT(HPN_M_PACING_RATE), 0);
+	ASSERT_U64_EQ(s.have & MBIT(HPN_M_BUSY_TIME), 0);
+	ASSERT_U64_EQ(s.have & MBIT(HPN_M_SND_WND), 0);
+	/* half of pacing_rate is not pacing_rate */
+	memset(&s, 0, sizeof(s));
+	hpn_tcpi_sample(&ti, offsetof(struct hpn_tcpi, pacing_rate) + 4, &s);
+	ASSERT_U64_EQ(s.have & MBIT(HPN_M_PACING_RATE), 0);
+	hpn_tcpi_sample(&ti, offsetof(struct hpn_tcpi, pacing_rate) + 8, &s);
+	ASSERT_U64_NE(s.have & MBIT(HPN_M_PACING_RATE), 0);
+	ASSERT_U64_EQ(s.v[HPN_M_PACING_RATE], BIG + 117);
+	/* all but the last field, snd_wnd (Linux 5.4), by one byte */
+	memset(&s, 0, sizeof(s));
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, offsetof(struct hpn_tcpi,
+	    snd_wnd) + sizeof(ti.snd_wnd) - 1, &s), HPN_M_TCP_COLS - 1);
+	ASSERT_U64_EQ(s.have, (MBIT(HPN_M_TCP_COLS) - 1) &
+	    ~MBIT(HPN_M_SND_WND));
+	TEST_DONE();
+
+	TEST_START("metrics: an empty TCP_INFO, nothing");
+	memset(&s, 0, sizeof(s));
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, 0, &s), 0);
+	ASSERT_U64_EQ(s.have, 0);
+	for (i = 0; i < HPN_M_NCOLS; i++)
+		ASSERT_U64_EQ(s.v[i], 0);
+	/* up to rtt's neighbour, and 3 bytes of rtt: not rtt itself */
+	ASSERT_INT_EQ(hpn_tcpi_sample(&ti, offsetof(struct hpn_tcpi, rtt) + 3,
+	    &s), 6);
+	ASSERT_U64_EQ(s.have, MBIT(HPN_M_SND_MSS) | MBIT(HPN_M_UNACKED) |
+	    MBIT(HPN_M_SACKED) | MBIT(HPN_M_LOST) | MBIT(HPN_M_RETRANS) |
+	    MBIT(HPN_M_RCV_SSTHRESH));
+	TEST_DONE();
+
+	TEST_START("metrics: struct hpn_tcpi is the kernel's struct tcp_info");
+	{
+		static const struct {
+			const char *name;
+			size_t off;
+		} f[] = {
+#define O(f) { #f, offsetof(struct hpn_tcpi, f) }
+			O(rtt), O(snd_cwnd), O(snd_mss), O(total_retrans),
+			O(pacing_rate), O(bytes_acked), O(bytes_received),
+			O(notsent_bytes), O(min_rtt), O(delivery_rate),
+			O(busy_time), O(rwnd_limited), O(sndbuf_limited),
+			O(bytes_sent), O(bytes_retrans), O(snd_wnd),
+#undef O
+		};
+		long koff;
+		u_int checked = 0;
+
+		for (i = 0; i < sizeof(f) / sizeof(*f); i++) {
+			if ((koff = hpn_test_tcpi_offset(f[i].name)) < 0)
+				continue;	/* not in these headers */
+			test_subtest_info("field %s", f[i].name);
+			ASSERT_LONG_EQ((long)f[i].off, koff);
+			checked++;
+		}
+#ifdef __linux__
+		/* rtt .. total_retrans are in every Linux's headers */
+		ASSERT_U_INT_GE(checked, 4);
+#endif
+		/* what the kernel documents, whatever the headers */
+		ASSERT_SIZE_T_EQ(offsetof(struct hpn_tcpi, pacing_rate), 104);
+		ASSERT_SIZE_T_EQ(offsetof(struct hpn_tcpi, busy_time), 168);
+		ASSERT_SIZE_T_EQ(offsetof(struct hpn_tcpi, snd_wnd), 228);
+		ASSERT_SIZE_T_EQ(sizeof(struct hpn_tcpi), 232);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: a sample on the wire and back");
+	{
+		struct sshbuf *b, *t;
+		size_t k, len;
+
+		memset(&s, 0, sizeof(s));
+		s.time = 1234.5;
+		mset(&s, HPN_M_RTT, 100000);
+		mset(&s, HPN_M_BYTES_ACKED, BIG * 1000 + 7);
+		mset(&s, HPN_M_SNDBUF_LIMITED, 0);
+		mset(&s, HPN_M_WINDOW_STALLS, UINT64_MAX);
+		s.v[HPN_M_LOST] = 99;		/* absent: not sent */
+		ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+		ASSERT_INT_EQ(hpn_msample_put(b, &s), 0);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+		ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+		ASSERT_DOUBLE_EQ(s2.time, 1234.5);	/* as time_us */
+		ASSERT_U64_EQ(s2.have, s.have);
+		for (i = 0; i < HPN_M_NCOLS; i++)
+			ASSERT_U64_EQ(s2.v[i], (s.have & MBIT(i)) ? s.v[i] : 0);
+
+		/* every column */
+		for (i = 0; i < HPN_M_NCOLS; i++)
+			mset(&s, i, BIG + i);
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(hpn_msample_put(b, &s), 0);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+		ASSERT_U64_EQ(s2.have, MBIT(HPN_M_NCOLS) - 1);
+		ASSERT_MEM_EQ(s2.v, s.v, sizeof(s.v));
+
+		/* no column: the count and the sender's time only */
+		memset(&s, 0, sizeof(s));
+		s.time = 1795600559.185111;
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(hpn_msample_put(b, &s), 0);
+		ASSERT_SIZE_T_EQ(sshbuf_len(b), 4 + 4 + strlen("time_us") + 8);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+		ASSERT_U64_EQ(s2.have, 0);
+		ASSERT_U64_EQ((u_int64_t)(s2.time * 1e6 + 0.5),
+		    1795600559185111ULL);
+
+		/* truncated anywhere: an error, never a crash */
+		memset(&s, 0, sizeof(s));
+		mset(&s, HPN_M_RTT, 1);
+		mset(&s, HPN_M_SND_WND, 2);
+		mset(&s, HPN_M_PEER_WINDOW, 3);
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(hpn_msample_put(b, &s), 0);
+		len = sshbuf_len(b);
+		for (k = 0; k < len; k++) {
+			test_subtest_info("truncated to %zu of %zu", k, len);
+			ASSERT_PTR_NE(t = sshbuf_from(sshbuf_ptr(b), k), NULL);
+			ASSERT_INT_NE(hpn_msample_get(t, &s2), 0);
+			sshbuf_free(t);
+		}
+		sshbuf_free(b);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: unknown names skipped, at most 256 pairs");
+	{
+		struct sshbuf *b;
+		u_int n;
+
+		ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+		ASSERT_INT_EQ(sshbuf_put_u32(b, 4), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, "tcpi_from_the_future"), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 5), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, "rtt_us"), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 7), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, ""), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 9), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, "RTT_US"), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 11), 0);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+		ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);	/* all consumed */
+		ASSERT_U64_EQ(s2.have, MBIT(HPN_M_RTT));
+		ASSERT_U64_EQ(s2.v[HPN_M_RTT], 7);
+
+		/* a name with a NUL in it: an error */
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(sshbuf_put_u32(b, 1), 0);
+		ASSERT_INT_EQ(sshbuf_put_string(b, "rtt_us\0x", 8), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 7), 0);
+		ASSERT_INT_NE(hpn_msample_get(b, &s2), 0);
+
+		/* 256 pairs: taken; 257: refused before any is read */
+		for (n = 256; n <= 257; n++) {
+			sshbuf_reset(b);
+			ASSERT_INT_EQ(sshbuf_put_u32(b, n), 0);
+			for (i = 0; i < n; i++) {
+				ASSERT_INT_EQ(sshbuf_put_cstring(b,
+				    i == 0 ? "snd_cwnd" : "x"), 0);
+				ASSERT_INT_EQ(sshbuf_put_u64(b, i + 1), 0);
+			}
+			if (n == 256) {
+				ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+				ASSERT_U64_EQ(s2.have, MBIT(HPN_M_SND_CWND));
+				ASSERT_U64_EQ(s2.v[HPN_M_SND_CWND], 1);
+			} else
+				ASSERT_INT_EQ(hpn_msample_get(b, &s2),
+				    SSH_ERR_INVALID_FORMAT);
+		}
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(sshbuf_put_u32(b, UINT32_MAX), 0);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), SSH_ERR_INVALID_FORMAT);
+
+		/* the same name twice: the last value */
+		sshbuf_reset(b);
+		ASSERT_INT_EQ(sshbuf_put_u32(b, 2), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, "lost"), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 1), 0);
+		ASSERT_INT_EQ(sshbuf_put_cstring(b, "lost"), 0);
+		ASSERT_INT_EQ(sshbuf_put_u64(b, 2), 0);
+		ASSERT_INT_EQ(hpn_msample_get(b, &s2), 0);
+		ASSERT_U64_EQ(s2.have, MBIT(HPN_M_LOST));
+		ASSERT_U64_EQ(s2.v[HPN_M_LOST], 2);
+		sshbuf_free(b);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: CSV header and rows, empty fields when absent");
+	{
+		FILE *f;
+		char line[4096], *p;
+
+		ASSERT_PTR_NE(f = tmpfile(), NULL);
+		hpn_msample_header(f);
+		memset(&s, 0, sizeof(s));
+		s.time = 1234.5;
+		mset(&s, HPN_M_RTT, 100);
+		mset(&s, HPN_M_BYTES_ACKED, BIG);
+		mset(&s, HPN_M_WINDOW_STALLS, 0);
+		hpn_msample_row(f, &s);
+		memset(&s2, 0, sizeof(s2));	/* nothing at all */
+		s2.time = 1;
+		hpn_msample_row(f, &s2);
+		for (i = 0; i < HPN_M_NCOLS; i++)
+			mset(&s2, i, UINT64_MAX - i);
+		hpn_msample_row(f, &s2);
+		rewind(f);
+
+		/* the header */
+		ASSERT_PTR_NE(fgets(line, sizeof(line), f), NULL);
+		ASSERT_PTR_NE(p = strchr(line, '\n'), NULL);
+		ASSERT_SIZE_T_EQ(count_char(line, ','), HPN_M_NCOLS);
+		ASSERT_INT_EQ(strncmp(line, "time,rtt_us,", 12), 0);
+		ASSERT_STRING_EQ(csv_field(line, 0), "time");
+		for (i = 0; i < HPN_M_NCOLS; i++)
+			ASSERT_STRING_EQ(csv_field(line, i + 1),
+			    hpn_mcol_name(i));
+
+		/* three columns, the rest empty */
+		ASSERT_PTR_NE(fgets(line, sizeof(line), f), NULL);
+		ASSERT_SIZE_T_EQ(count_char(line, ','), HPN_M_NCOLS);
+		ASSERT_INT_EQ(strncmp(line, "1234.500000,100,,", 17), 0);
+		for (i = 0; i < HPN_M_NCOLS; i++) {
+			test_subtest_info("column %s", hpn_mcol_name(i));
+			if (i == HPN_M_RTT)
+				ASSERT_STRING_EQ(csv_field(line, i + 1), "100");
+			else if (i == HPN_M_BYTES_ACKED)
+				ASSERT_STRING_EQ(csv_field(line, i + 1),
+				    "1099511627776");
+			else if (i == HPN_M_WINDOW_STALLS)
+				ASSERT_STRING_EQ(csv_field(line, i + 1), "0");
+			else
+				ASSERT_STRING_EQ(csv_field(line, i + 1), "");
+		}
+		ASSERT_PTR_NE(strstr(line, ",0\n"), NULL);	/* the last */
+
+		/* none: the time and commas */
+		ASSERT_PTR_NE(fgets(line, sizeof(line), f), NULL);
+		ASSERT_SIZE_T_EQ(count_char(line, ','), HPN_M_NCOLS);
+		ASSERT_SIZE_T_EQ(strlen(line), strlen("1.000000") +
+		    HPN_M_NCOLS + 1);
+
+		/* all, at their widest */
+		ASSERT_PTR_NE(fgets(line, sizeof(line), f), NULL);
+		ASSERT_SIZE_T_EQ(count_char(line, ','), HPN_M_NCOLS);
+		ASSERT_STRING_EQ(csv_field(line, 1), "18446744073709551615");
+		ASSERT_PTR_EQ(fgets(line, sizeof(line), f), NULL);
+		fclose(f);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: one end's figures (mend)");
+	{
+		struct hpn_mend e;
+
+		memset(&e, 0, sizeof(e));
+		/* an rtt of 0 is none */
+		summary_sample(&s, 1, 0, 0, 0, 0, 0, 0, 10, 1000, 0);
+		hpn_mend_add(&e, &s);
+		summary_sample(&s, 2, 0, 0, 0, 0, 0, 0, 30, 1000, 500);
+		hpn_mend_add(&e, &s);
+		memset(&s, 0, sizeof(s));	/* no cwnd, no rtt */
+		s.time = 3;
+		hpn_mend_add(&e, &s);
+		mset(&s, HPN_M_SND_CWND, 1000);	/* a cwnd without mss */
+		mset(&s, HPN_M_RTT, 700);
+		hpn_mend_add(&e, &s);
+		ASSERT_INT_EQ(e.n, 4);
+		ASSERT_U64_EQ(e.cwnd_peak, 30000);
+		ASSERT_U_INT_EQ(e.nrtts, 2);
+		ASSERT_U32_EQ(e.rtts[0], 500);
+		ASSERT_U32_EQ(e.rtts[1], 700);
+		ASSERT_DOUBLE_EQ(e.first.time, 1);
+		ASSERT_DOUBLE_EQ(e.last.time, 3);
+		hpn_mend_free(&e);
+		ASSERT_INT_EQ(e.n, 0);
+		ASSERT_PTR_EQ(e.rtts, NULL);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: summary, a download (the remote end sends)");
+	{
+		struct hpn_mend loc, rem;
+		char buf[512];
+
+		memset(&loc, 0, sizeof(loc));
+		memset(&rem, 0, sizeof(rem));
+		summary_receiver(&loc, 1000.5, 3);
+		summary_sender(&rem, 1000.5, 0);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_STRING_EQ(buf, "rtt 100.0 ms, peak cwnd 3.0 MB, "
+		    "7 retransmits; limited by: network (congestion window) "
+		    "70%, receive window 10%, send buffer 0%, application 20% "
+		    "(sender: the remote end)");
+		hpn_mend_free(&loc);
+		hpn_mend_free(&rem);
+
+		/* no local samples at all: the remote's still */
+		summary_sender(&rem, 50.25, 0);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "(sender: the remote end)"), NULL);
+		ASSERT_PTR_NE(strstr(buf, "rtt 100.0 ms"), NULL);
+		hpn_mend_free(&rem);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: summary, an upload (this end sends)");
+	{
+		struct hpn_mend loc, rem;
+		char buf[512];
+
+		memset(&loc, 0, sizeof(loc));
+		memset(&rem, 0, sizeof(rem));
+		summary_sender(&loc, 2000.5, 3);
+		summary_receiver(&rem, 2000.5, 5);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_STRING_EQ(buf, "rtt 100.0 ms, peak cwnd 3.0 MB, "
+		    "7 retransmits; limited by: network (congestion window) "
+		    "70%, receive window 10%, send buffer 0%, application 20%"
+		    "; the SSH window ran out 3 times (sender: this end)");
+		hpn_mend_free(&rem);
+		/* the remote end with a single sample: still this end */
+		summary_receiver(&rem, 2000.5, 1);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "(sender: this end)"), NULL);
+		ASSERT_PTR_NE(strstr(buf, "rtt 100.0 ms"), NULL);
+		/* and none */
+		hpn_mend_free(&rem);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "(sender: this end)"), NULL);
+		hpn_mend_free(&loc);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: summary, receiving from a sender without metrics");
+	{
+		struct hpn_mend loc, rem;
+		char buf[512];
+
+		memset(&loc, 0, sizeof(loc));
+		memset(&rem, 0, sizeof(rem));
+		summary_receiver(&loc, 3000.5, 3);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "rtt 50.0 ms, peak cwnd 0.0 MB, "
+		    "0 retransmits; "), NULL);
+		ASSERT_PTR_NE(strstr(buf, "(sender: this end, receiving (the "
+		    "sender gave no metrics))"), NULL);
+		hpn_mend_free(&loc);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: summary, a download from a server without TCP fields");
+	{
+		struct hpn_mend loc, rem;
+		char buf[512];
+		int k;
+
+		memset(&loc, 0, sizeof(loc));
+		memset(&rem, 0, sizeof(rem));
+		summary_receiver(&loc, 4000.5, 3);
+		for (k = 0; k < 3; k++) {	/* answers: SSH columns only */
+			memset(&s, 0, sizeof(s));
+			s.time = 4000.5 + 5 * k;
+			mset(&s, HPN_M_SSH_BYTES_OUT, 1000000000ULL * k);
+			hpn_mend_add(&rem, &s);
+		}
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "(sender: this end, receiving (the "
+		    "sender gave no metrics))"), NULL);
+		hpn_mend_free(&loc);
+		hpn_mend_free(&rem);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: summary, limits unknown; nothing to say");
+	{
+		struct hpn_mend loc, rem;
+		char buf[512];
+
+		memset(&loc, 0, sizeof(loc));
+		memset(&rem, 0, sizeof(rem));
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    -1);
+		/* a kernel without busy_time (before 4.10) */
+		summary_sample(&s, 10, 0, 0, 0, 0, 0, 1, 10, 1000, 20000);
+		s.have &= ~MBIT(HPN_M_BUSY_TIME);
+		hpn_mend_add(&loc, &s);
+		summary_sample(&s, 20, 0, 0, 0, 5000, 0, 4, 10, 1000, 20000);
+		s.have &= ~MBIT(HPN_M_BUSY_TIME);
+		hpn_mend_add(&loc, &s);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_STRING_EQ(buf, "rtt 20.0 ms, peak cwnd 0.0 MB, "
+		    "3 retransmits; limits unknown (no busy times from the "
+		    "kernel, or a single sample) (sender: this end)");
+		hpn_mend_free(&loc);
+		/* a single sample */
+		summary_sample(&s, 10, 5, 0, 0, 0, 0, 1, 10, 1000, 20000);
+		hpn_mend_add(&loc, &s);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "limits unknown"), NULL);
+		ASSERT_PTR_NE(strstr(buf, "0 retransmits"), NULL);
+		hpn_mend_free(&loc);
+		/* no time between the samples */
+		summary_sample(&s, 10, 5, 0, 0, 0, 0, 1, 10, 1000, 20000);
+		hpn_mend_add(&loc, &s);
+		hpn_mend_add(&loc, &s);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "limits unknown"), NULL);
+		hpn_mend_free(&loc);
+		/* limited more than busy, busy more than the time: clamped */
+		summary_sample(&s, 10, 0, 0, 0, 0, 0, 0, 10, 1000, 20000);
+		hpn_mend_add(&loc, &s);
+		summary_sample(&s, 11, 3000000, 2000000, 2000000, 0, 0, 0, 10,
+		    1000, 20000);
+		hpn_mend_add(&loc, &s);
+		ASSERT_INT_EQ(hpn_metrics_summary(&loc, &rem, buf, sizeof(buf)),
+		    0);
+		ASSERT_PTR_NE(strstr(buf, "network (congestion window) 0%, "
+		    "receive window 100%, send buffer 100%, application 0%"),
+		    NULL);
+		hpn_mend_free(&loc);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: answers, a token bucket");
+	{
+		double tokens = HPN_M_ANSWER_BURST, last = 100;
+		u_int n;
+
+		for (i = 0; i < HPN_M_ANSWER_BURST; i++)
+			ASSERT_INT_EQ(hpn_metrics_bucket(&tokens, &last, 100),
+			    1);
+		ASSERT_INT_EQ(hpn_metrics_bucket(&tokens, &last, 100), 0);
+		ASSERT_INT_EQ(hpn_metrics_bucket(&tokens, &last, 100.01), 0);
+		for (n = 0; hpn_metrics_bucket(&tokens, &last, 100.5); n++)
+			ASSERT_U_INT_LT(n, 1000);
+		ASSERT_U_INT_GE(n, HPN_M_ANSWER_RATE / 2 - 1);
+		ASSERT_U_INT_LE(n, HPN_M_ANSWER_RATE / 2 + 1);
+		/* the clock going back gives nothing */
+		ASSERT_INT_EQ(hpn_metrics_bucket(&tokens, &last, 50), 0);
+		/* a long pause: a burst again, not more */
+		for (n = 0; hpn_metrics_bucket(&tokens, &last, 10000); n++)
+			ASSERT_U_INT_LT(n, 1000);
+		ASSERT_U_INT_EQ(n, HPN_M_ANSWER_BURST);
+		/* the server's start: last 0, a monotonic clock */
+		tokens = HPN_M_ANSWER_BURST;
+		last = 0;
+		for (n = 0; hpn_metrics_bucket(&tokens, &last, 12345.6); n++)
+			ASSERT_U_INT_LT(n, 1000);
+		ASSERT_U_INT_EQ(n, HPN_M_ANSWER_BURST);
+	}
+	TEST_DONE();
+
+	TEST_START("metrics: MetricsInterval, seconds to milliseconds");
+	{
+		static const char *bad[] = {
+			"0.05", "0", "-1", "abc", "", "nan", "inf", "1e9",
+			" 1", "1x", "1s ", "1ss", "s", "-0.1", "86400.5",
+			"0.0994", "-inf", "1e-400", "0x10", "1e2", "+5",
+			"0.0995", "1.5.0x",
+		};
+		int ms;
+
+		ASSERT_INT_EQ(hpn_parse_interval_ms("5", &ms), 0);
+		ASSERT_INT_EQ(ms, 5000);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("0.1", &ms), 0);
+		ASSERT_INT_EQ(ms, 100);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("0.1s", &ms), 0);
+		ASSERT_INT_EQ(ms, 100);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("0.25", &ms), 0);
+		ASSERT_INT_EQ(ms, 250);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("1.5s", &ms), 0);
+		ASSERT_INT_EQ(ms, 1500);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("86400", &ms), 0);
+		ASSERT_INT_EQ(ms, 86400000);
+		ASSERT_INT_EQ(hpn_parse_interval_ms("0.3", &ms), 0);
+		ASSERT_INT_EQ(ms, 300);
+		ms = 7;
+		for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+			test_subtest_info("\"%s\"", bad[i]);
+			ASSERT_INT_EQ(hpn_parse_interval_ms(bad[i], &ms), -1);
+		}
+		ASSERT_INT_EQ(hpn_parse_interval_ms(NULL, &ms), -1);
+		ASSERT_INT_EQ(ms, 7);	/* untouched on error */
+	}
+	TEST_DONE();
+}
+
 void
 benchmarks(void)
 {
@@ -506,6 +1231,7 @@ tests(void)
 
 	sftp_rd_tests();
 	hash_range_tests();
+	metrics_tests();
 
 	TEST_START("sshbuf growth: exact when small, geometric when large");
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(1024, 2048, 128 << 20), 2048);
