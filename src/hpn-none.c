@@ -69,6 +69,23 @@ hpn_cipher_name(int mode)
 	return none.cipher[mode];
 }
 
+/*
+ * packet.c, the keys of one direction set: the none cipher has no key to
+ * wear out, and RFC 4344's limit for 8-byte blocks (1 GiB) would rekey it
+ * about once a second at 10 Gbit/s, a round trip's stall each time.  No
+ * block limit then, but RekeyLimit's when one is set.
+ */
+void
+hpn_none_rekey_blocks(const struct sshenc *enc, u_int64_t rekey_limit,
+    u_int64_t *hard_max_blocks, u_int64_t *max_blocks)
+{
+	if (enc->name == NULL || strcmp(enc->name, "none") != 0 ||
+	    enc->block_size == 0)
+		return;
+	*hard_max_blocks = 0;		/* 0: no limit */
+	*max_blocks = rekey_limit / enc->block_size;
+}
+
 /* Server: the configuration, set as the user becomes known. */
 void
 hpn_none_server_config(int enabled, int mac_enabled)

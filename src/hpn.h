@@ -123,6 +123,8 @@ int	hpn_mac_is_none(const struct sshmac *);
 void	hpn_none_newkeys(struct ssh *, int, const struct sshenc *,
 	    const struct sshmac *);
 int	hpn_none_active(void);
+void	hpn_none_rekey_blocks(const struct sshenc *, u_int64_t, u_int64_t *,
+	    u_int64_t *);
 
 /* hpn-cipher.c: the threaded AES-CTR (cipher-ctr-mt.c) */
 #define HPN_MT_THREADS_MAX	64	/* MTAESThreads */

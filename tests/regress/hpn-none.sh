@@ -95,6 +95,16 @@ switched "rekeying"
 n=`grep -c "SSH2_MSG_NEWKEYS received" $TEST_SSHD_LOGFILE`
 [ $n -gt 100 ] || fail "expected over 100 key exchanges, saw $n"
 
+verbose "$tid: 3 GiB over none: no rekey after the switch"
+fresh
+s=`dd if=/dev/zero bs=1048576 count=3072 2>/dev/null |
+    ${SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost "wc -c" 2> $ERR`
+[ "$s" = 3221225472 ] || fail "3 GiB over none: $s bytes arrived"
+switched "3 GiB"
+# the first key exchange, then the switch's: no more
+n=`grep -c "SSH2_MSG_NEWKEYS received" $TEST_SSHD_LOGFILE`
+[ "$n" = 2 ] || fail "3 GiB over none: $n key exchanges, expected 2 (no rekey by block count)"
+
 verbose "$tid: -c none is refused, pointing to NoneSwitch"
 if ${REAL_SSH} -F $OBJ/ssh_config -c none somehost true > $ERR 2>&1; then
 	fail "-c none accepted"
