@@ -50,7 +50,8 @@ snapshot() {	# snapshot DIR: copy the project's build inputs into DIR
 	local d=$1
 	mkdir -p "$d"
 	(cd "$top" && tar -c Makefile README.md README.hpn HACKING.md upstream scripts \
-	    patches src tests/install contrib/common) | tar -x -C "$d"
+	    patches src tests/install contrib/common contrib/hpnssh-metrics-plot) |
+	    tar -x -C "$d"
 }
 tarball() {	# tarball OUT.tar.gz DIR-IN-CWD
 	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 \

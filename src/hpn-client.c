@@ -22,12 +22,15 @@
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "misc.h"
 #include "sshbuf.h"
 #include "ssherr.h"
 #include "packet.h"
+#include "ssh.h"
+#include "readconf.h"
 #include "hpn.h"
 
 /*
@@ -99,4 +102,33 @@ hpn_scp_remote_command(struct ssh *ssh, struct sshbuf *command)
 		fatal_fr(r, "sshbuf_putb");
 	sshbuf_free(b);
 	debug_f("HPN peer: remote program is hpnscp");
+}
+
+/*
+ * Why the None switch must not happen on this connection, or NULL.  The
+ * none cipher (and MAC) leave in the clear, and open to injection, whatever
+ * rides along: keystrokes of a tty or of a terminal on standard input, the
+ * agent's requests and signatures, X11 clients' input, what remote
+ * forwards bring in, and any session a ControlMaster may multiplex later.
+ */
+const char *
+hpn_none_refusal(const Options *o, int tty)
+{
+	if (tty)
+		return "a tty was requested";
+	if (o->session_type == SESSION_TYPE_NONE &&
+	    o->stdio_forward_host == NULL)
+		return "no session (-N)";
+	if (o->control_master != SSHCTL_MASTER_NO)
+		return "ControlMaster connections may carry interactive "
+		    "sessions";
+	if (o->forward_agent)
+		return "agent forwarding is on (-A, ForwardAgent)";
+	if (o->forward_x11)
+		return "X11 forwarding is on (-X, -Y, ForwardX11)";
+	if (o->num_remote_forwards > 0)
+		return "remote forwards are set up (-R, RemoteForward)";
+	if (!o->stdin_null && isatty(STDIN_FILENO))
+		return "standard input is a terminal (use -n, or redirect it)";
+	return NULL;
 }

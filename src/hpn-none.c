@@ -56,6 +56,8 @@ static struct {
 	/* both: none is active in this direction */
 	int	active[MODE_MAX];
 	int	mac_off[MODE_MAX];
+	/* server: a session has a pty: none no more */
+	int	srv_pty;
 	/* both: the cipher of each direction, for logs */
 	char	cipher[MODE_MAX][64];
 } none;
@@ -156,12 +158,12 @@ set_proposal(struct ssh *ssh, int add, int mac)
 }
 
 /*
- * Client, once authenticated: switch if everything allows it.  tty: the
- * session has a pseudo-terminal; nosession: -N; master: ControlMaster.
+ * Client, once authenticated: switch if everything allows it.  refusal:
+ * why this connection must stay encrypted (hpn_none_refusal()), or NULL.
  */
 void
 hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
-    int tty, int nosession, int master)
+    const char *refusal)
 {
 	int r;
 
@@ -171,11 +173,10 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 		logit("NoneSwitch needs NoneEnabled too: staying encrypted");
 		return;
 	}
-	if (tty || nosession || master) {
+	if (refusal != NULL) {
 		logit("NoneSwitch: staying encrypted: the none cipher is only "
-		    "for non-interactive sessions (%s)", tty ? "a tty was "
-		    "requested" : nosession ? "no session (-N)" :
-		    "ControlMaster connections may carry interactive sessions");
+		    "for non-interactive sessions with nothing delegated (%s)",
+		    refusal);
 		return;
 	}
 	if (!none.peer_allows) {
@@ -189,6 +190,42 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 	    mac && none.peer_allows_mac ? " and MAC" : "");
 	if ((r = kex_start_rekex(ssh)) != 0)
 		fatal_fr(r, "kex_start_rekex");
+}
+
+/*
+ * Server: a session got a pty.  Keystrokes must never travel in the clear,
+ * so none leaves our proposals, and a key exchange that still negotiates
+ * it is refused (hpn_none_newkeys()).
+ */
+void
+hpn_none_server_pty(struct ssh *ssh)
+{
+	static const int which[] = {
+		PROPOSAL_ENC_ALGS_CTOS, PROPOSAL_ENC_ALGS_STOC,
+		PROPOSAL_MAC_ALGS_CTOS, PROPOSAL_MAC_ALGS_STOC
+	};
+	char **prop = NULL, *s;
+	u_int i;
+	int r;
+
+	if (none.srv_pty)
+		return;
+	none.srv_pty = 1;
+	if (!none.allowed || ssh->kex == NULL)
+		return;
+	if ((r = kex_buf2prop(ssh->kex->my, NULL, &prop)) != 0)
+		fatal_fr(r, "parse proposal");
+	for (i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
+		if ((s = match_filter_denylist(prop[which[i]], "none")) == NULL)
+			fatal_f("match_filter_denylist failed");
+		free(prop[which[i]]);
+		prop[which[i]] = s;
+	}
+	sshbuf_reset(ssh->kex->my);
+	if ((r = kex_prop2buf(ssh->kex->my, prop)) != 0)
+		fatal_fr(r, "compose proposal");
+	kex_prop_free(prop);
+	debug_f("a pty: the none cipher is no longer offered");
 }
 
 /* Server, once authenticated: offer none from the next key exchange on. */
@@ -252,6 +289,10 @@ hpn_none_newkeys(struct ssh *ssh, int mode, const struct sshenc *enc,
 	if ((is_none || hpn_mac_is_none(mac)) && !none.allowed)
 		ssh_packet_disconnect(ssh, "the none %s was negotiated "
 		    "before authentication: refused",
+		    is_none ? "cipher" : "MAC");
+	if ((is_none || hpn_mac_is_none(mac)) && none.srv_pty)
+		ssh_packet_disconnect(ssh, "the none %s was negotiated on a "
+		    "connection with a pty: refused",
 		    is_none ? "cipher" : "MAC");
 	if (is_none == none.active[mode] && mac_none == none.mac_off[mode])
 		return;

@@ -115,8 +115,9 @@ struct sshenc;
 void	hpn_none_server_config(int, int);
 const char *hpn_none_ext_value(struct ssh *);
 int	hpn_none_ext_parse(struct ssh *, const char *, const u_char *, size_t);
-void	hpn_none_client_switch(struct ssh *, int, int, int, int, int, int);
+void	hpn_none_client_switch(struct ssh *, int, int, int, const char *);
 void	hpn_none_server_allow(struct ssh *, const char *);
+void	hpn_none_server_pty(struct ssh *);
 void	hpn_none_kex_failed(const char *);
 int	hpn_mac_none_setup(struct sshmac *, const char *);
 int	hpn_mac_is_none(const struct sshmac *);
@@ -176,6 +177,9 @@ void	hpn_session_log(struct ssh *, int, const char *);
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
+#ifdef READCONF_H
+const char *hpn_none_refusal(const Options *, int);
+#endif
 /* hpn-metrics-client.c: client only */
 void	hpn_metrics_open(int, int, const char *);
 void	hpn_metrics_start(struct ssh *);

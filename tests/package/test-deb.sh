@@ -146,7 +146,7 @@ t 600 apt-get install -y -q --no-install-recommends "$client_deb" "$server_deb" 
 [ -z "$created_prc" ] || { rm -f /usr/sbin/policy-rc.d; created_prc=; }
 
 for f in /usr/bin/hpnssh /usr/bin/hpnscp /usr/bin/hpnsftp /usr/bin/hpnssh-keygen /usr/sbin/hpnsshd \
-    /usr/libexec/hpnsshd-session /usr/libexec/hpnsftp-server; do
+    /usr/libexec/hpnsshd-session /usr/libexec/hpnsftp-server /usr/bin/hpnssh-metrics-plot; do
 	[ -x "$f" ] || die "$f not installed"
 done
 for f in /etc/hpnssh/hpnssh_config /etc/hpnssh/hpnsshd_config /etc/hpnssh/moduli /etc/default/hpnsshd \

@@ -73,6 +73,37 @@ not_switched "tty"
 n=`grep -c "staying encrypted.*a tty was requested" $ERR`
 [ "$n" = "1" ] || fail "tty: expected one notice, got $n: `cat $ERR`"
 
+# Delegated or interactive things riding along: no switch, and why.
+RPORT=`expr $PORT + 50`
+for c in "-oForwardAgent=yes|agent forwarding is on" \
+    "-oForwardX11=yes|X11 forwarding is on" \
+    "-R$RPORT:127.0.0.1:9|remote forwards are set up"; do
+	opt=`echo "$c" | cut -d'|' -f1`
+	why=`echo "$c" | cut -d'|' -f2`
+	verbose "$tid: $opt stays encrypted"
+	fresh
+	s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE $opt somehost \
+	    sha256sum < $DATA 2> $ERR`
+	[ "$s" = "$SUM" ] || fail "$opt: checksum differs"
+	not_switched "$opt"
+	grep -q "NoneSwitch: staying encrypted.*($why" $ERR ||
+		fail "$opt: no reason given: `cat $ERR`"
+done
+if command -v script > /dev/null; then
+	verbose "$tid: a terminal on standard input stays encrypted; -n switches"
+	fresh
+	script -qec "${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost true 2> $ERR" \
+	    /dev/null > /dev/null < /dev/null || fail "ssh under script failed"
+	not_switched "stdin a terminal"
+	grep -q "NoneSwitch: staying encrypted.*standard input is a terminal" $ERR ||
+		fail "stdin a terminal: no reason given: `cat $ERR`"
+	fresh
+	script -qec "${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info -n $NONE somehost 'cat $DATA' > $OUT 2> $ERR" \
+	    /dev/null > /dev/null < /dev/null || fail "ssh -n under script failed"
+	cmp -s $DATA $OUT || fail "-n under script: data differ"
+	switched "-n with a terminal"
+fi
+
 verbose "$tid: NoneSwitch alone, or NoneEnabled alone, stays encrypted"
 fresh
 s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info -oNoneSwitch=yes somehost sha256sum < $DATA 2> $ERR`

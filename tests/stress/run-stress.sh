@@ -176,7 +176,7 @@ xfer() {
 		check_sum "$what" "$s" "$sum" "$size" "$(elapsed "$t0")" $rc
 		return ;;
 	pipe-down)
-		$pfx timeout -k 5 300 "$SSH" -F "$cfg" "$@" h "cat $src" > "$out" ;;
+		$pfx timeout -k 5 300 "$SSH" -F "$cfg" "$@" h "cat $src" > "$out" < /dev/null ;;
 	scp-up)
 		$pfx timeout -k 5 300 "$SCP" -q -S "$SSH" -F "$cfg" "$@" "$src" "h:$out" ;;
 	scp-down)
