@@ -30,6 +30,7 @@
 #include "ssherr.h"
 #include "packet.h"
 #include "ssh.h"
+#include "hostfile.h"
 #include "readconf.h"
 #include "hpn.h"
 
@@ -131,4 +132,66 @@ hpn_none_refusal(const Options *o, int tty)
 	if (!o->stdin_null && isatty(STDIN_FILENO))
 		return "standard input is a terminal (use -n, or redirect it)";
 	return NULL;
+}
+
+/*
+ * Host keys on the default port.  hpnssh connects to 2222 when no port was
+ * given, and records what answers there as "[host]:2222".  Any local user
+ * of a host without hpnsshd may listen on 2222, so a key for [host]:2222
+ * alone would let such a squatter in under StrictHostKeyChecking
+ * accept-new, even when known_hosts holds the host's real key for port 22.
+ * So on the default port (sshconnect.c calls this only when no -p, Port or
+ * HostKeyAlias was given), the host's port-22 entries are loaded beside
+ * those of [host]:2222: the same key on 2222 is known (hpnsshd shares
+ * sshd's keys: the packages arrange it), another key of the same type is a
+ * changed key, refused even under accept-new, and a host known under
+ * neither name is new as usual.
+ */
+void
+hpn_hostkeys_port22(struct hostkeys *hk, const char *hostname, u_int port,
+    char **user_files, u_int nuser, char **system_files, u_int nsystem)
+{
+	u_int i, n0 = hk->num_entries;
+
+	if (port != HPN_DEFAULT_PORT)
+		return;
+	for (i = 0; i < nuser; i++)
+		load_hostkeys(hk, hostname, user_files[i], 0);
+	for (i = 0; i < nsystem; i++)
+		load_hostkeys(hk, hostname, system_files[i], 0);
+	debug("default port %u: %u known host key(s) of %s on port 22 "
+	    "count too", port, hk->num_entries - n0, hostname);
+}
+
+/*
+ * Whether the key checked (status: a HostStatus) is known by its port-22
+ * entry only (then it is not recorded again for [host]:2222).
+ */
+int
+hpn_hostkey_via_port22(int status, const struct hostkey_entry *found,
+    const char *host)
+{
+	if (status != HOST_OK || found == NULL || found->host == NULL ||
+	    strcmp(found->host, host) == 0)
+		return 0;
+	debug("host key known for %s (port 22): accepted on port %d",
+	    found->host, HPN_DEFAULT_PORT);
+	return 1;
+}
+
+/* A changed key: say so when the offending entry is the port-22 one. */
+void
+hpn_hostkey_changed(const struct hostkey_entry *found, const char *hostname,
+    u_int port, const char *known_hosts)
+{
+	if (found == NULL || found->host == NULL ||
+	    strcmp(found->host, hostname) != 0 || port != HPN_DEFAULT_PORT)
+		return;
+	error("%s is known with another key on port 22; on port %u, where "
+	    "hpnssh connects when no port is given, something presented "
+	    "the key above.", hostname, port);
+	error("If %s runs hpnsshd with a host key of its own, trust it on "
+	    "purpose: check its fingerprint, then add it (hpnssh-keyscan "
+	    "-p %u %s >> %s), or connect with -p 22.", hostname, port,
+	    hostname, known_hosts != NULL ? known_hosts : "~/.ssh/known_hosts");
 }

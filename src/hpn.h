@@ -180,6 +180,14 @@ void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
 #ifdef READCONF_H
 const char *hpn_none_refusal(const Options *, int);
 #endif
+struct hostkeys;
+struct hostkey_entry;
+void	hpn_hostkeys_port22(struct hostkeys *, const char *, u_int,
+	    char **, u_int, char **, u_int);
+int	hpn_hostkey_via_port22(int, const struct hostkey_entry *,
+	    const char *);
+void	hpn_hostkey_changed(const struct hostkey_entry *, const char *, u_int,
+	    const char *);
 /* hpn-metrics-client.c: client only */
 void	hpn_metrics_open(int, int, const char *);
 void	hpn_metrics_start(struct ssh *);
