@@ -23,12 +23,20 @@
 #include <string.h>
 
 #include "xmalloc.h"
+#include "misc.h"
 #include "hpn.h"
 
+/*
+ * Requests to keep in flight: enough to cover HPN_SFTP_INFLIGHT with the
+ * larger of the read and write sizes (a count sized by the smaller one
+ * would put up to 4 times that in flight the other way, e.g. 1024 reads of
+ * 255 KiB where the server takes 32 KiB writes), within bounds.
+ */
 u_int
-hpn_sftp_num_requests(u_int buflen)
+hpn_sftp_num_requests(u_int rbuflen, u_int wbuflen)
 {
 	u_int64_t n;
+	u_int buflen = MAXIMUM(rbuflen, wbuflen);
 
 	if (buflen == 0)
 		buflen = 32 * 1024;

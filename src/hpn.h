@@ -51,7 +51,7 @@ int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 #define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)
 #define HPN_SFTP_REQUESTS_MIN	64
 #define HPN_SFTP_REQUESTS_MAX	1024
-u_int	hpn_sftp_num_requests(u_int);
+u_int	hpn_sftp_num_requests(u_int, u_int);
 
 /* hpn-sftp.c: what the transfer engine (hpn-sftp-xfer.c) plans by */
 #define HPN_SFTP_HANDLES_DEFAULT 64	/* servers that give no open-handles */

@@ -1211,10 +1211,13 @@ tests(void)
 	TEST_DONE();
 
 	TEST_START("sftp: requests cover 64 MiB, within limits");
-	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024), 258);
-	ASSERT_U_INT_EQ(hpn_sftp_num_requests(32 * 1024), 1024);
-	ASSERT_U_INT_EQ(hpn_sftp_num_requests(0), 1024);
-	ASSERT_U_INT_EQ(hpn_sftp_num_requests(4 << 20), 64);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024, 255 * 1024), 258);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(32 * 1024, 32 * 1024), 1024);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(0, 0), 1024);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(4 << 20, 4 << 20), 64);
+	/* sized by the larger request: never 1024 x 255 KiB in flight */
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(255 * 1024, 32 * 1024), 258);
+	ASSERT_U_INT_EQ(hpn_sftp_num_requests(32 * 1024, 255 * 1024), 258);
 	TEST_DONE();
 
 	TEST_START("sftp engine: handles within the server's figure");
