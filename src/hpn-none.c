@@ -62,6 +62,18 @@ static struct {
 	char	cipher[MODE_MAX][64];
 } none;
 
+/* Whether a comma-separated list holds name (match_list() without a leak). */
+int
+hpn_list_has(const char *list, const char *name)
+{
+	char *m;
+
+	if (list == NULL || (m = match_list(name, list, NULL)) == NULL)
+		return 0;
+	free(m);
+	return 1;
+}
+
 /* The cipher in use in direction mode (MODE_IN, MODE_OUT). */
 const char *
 hpn_cipher_name(int mode)
@@ -117,9 +129,9 @@ hpn_none_ext_parse(struct ssh *ssh, const char *name, const u_char *value,
 	v = xmalloc(vlen + 1);
 	memcpy(v, value, vlen);
 	v[vlen] = '\0';
-	none.peer_allows = match_list("cipher", v, NULL) != NULL;
+	none.peer_allows = hpn_list_has(v, "cipher");
 	none.peer_allows_mac = none.peer_allows &&
-	    match_list("mac", v, NULL) != NULL;
+	    hpn_list_has(v, "mac");
 	debug_f("server allows the none cipher%s",
 	    none.peer_allows_mac ? " and the none MAC" : "");
 	free(v);
@@ -250,7 +262,7 @@ void
 hpn_none_kex_failed(const char *peer_ciphers)
 {
 	if (peer_ciphers != NULL && !none.allowed &&
-	    match_list("none", peer_ciphers, NULL) != NULL)
+	    hpn_list_has(peer_ciphers, "none"))
 		error("peer proposed the none cipher before authentication: "
 		    "refused");
 }

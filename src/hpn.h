@@ -124,6 +124,7 @@ int	hpn_mac_is_none(const struct sshmac *);
 void	hpn_none_newkeys(struct ssh *, int, const struct sshenc *,
 	    const struct sshmac *);
 int	hpn_none_active(void);
+int	hpn_list_has(const char *, const char *);
 void	hpn_none_rekey_blocks(const struct sshenc *, u_int64_t, u_int64_t *,
 	    u_int64_t *);
 
