@@ -116,6 +116,10 @@ hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
 		debug_f("HPN disabled: stock window sizes");
 		return;
 	}
+	if (max_window < HPN_WINDOW_GROW_MIN)
+		logit("HPNBufferSize %uK is below the stock window (%uK): "
+		    "channel windows stay at the stock size", max_window / 1024,
+		    HPN_WINDOW_GROW_MIN / 1024);
 	fd = hpn.in_fd = ssh_packet_get_connection_in(ssh);
 	len = sizeof(v);
 	if (fd < 0 || fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) ||

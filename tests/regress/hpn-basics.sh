@@ -17,6 +17,15 @@ start_sshd
 ${SSH} -F $OBJ/ssh_config -v somehost true 2>/dev/null || fail "connect failed"
 grep "remote software version OpenSSH_[0-9.]*p[0-9]*_hpn" $TEST_SSH_LOGFILE >/dev/null ||
 	fail "the server's banner carries no hpn tag"
+# An HPNBufferSize below the stock 2 MiB window cannot take effect: said.
+${REAL_SSH} -F $OBJ/ssh_config -oHPNBufferSize=1M somehost true \
+    > $OBJ/hpnb-small.out 2>&1 || fail "connect with HPNBufferSize=1M failed"
+grep -q "HPNBufferSize 1024K is below the stock window (2048K): channel windows stay at the stock size" \
+    $OBJ/hpnb-small.out || fail "HPNBufferSize=1M: no notice"
+${REAL_SSH} -F $OBJ/ssh_config -oHPNBufferSize=2M somehost true \
+    > $OBJ/hpnb-small.out 2>&1 || fail "connect with HPNBufferSize=2M failed"
+grep -q "below the stock window" $OBJ/hpnb-small.out && fail "HPNBufferSize=2M: a notice"
+rm -f $OBJ/hpnb-small.out
 grep "Remote protocol version 2.0, remote software version" $TEST_SSHD_LOGFILE |
     grep "OpenSSH_[0-9.]*p[0-9]*_hpn" >/dev/null ||
 	fail "the client's banner carries no hpn tag"
