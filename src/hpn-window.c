@@ -19,6 +19,13 @@
  *    doubles it every round trip, and it then settles near twice the
  *    bandwidth-delay product.
  *
+ *  - Behind a relay (a jump host that the peer reaches us through, a TCP
+ *    proxy or load balancer) our socket is a short hop: its buffer and RTT
+ *    say nothing of the path.  When the peer answers PING (OpenSSH 9.5 and
+ *    later), the lowest PING round trip is also measured; when it is more
+ *    than twice the socket's, the window grows as over a pipe (below) from
+ *    that end-to-end round trip, without the socket buffer's bound.
+ *
  *  - Over anything else (ProxyCommand, ProxyJump: a pipe), there is no
  *    receive buffer to read.  The window then grows from measurement: the
  *    round-trip time of a ping@openssh.com PING (its PONG returns behind
@@ -86,6 +93,7 @@ static struct {
 	u_int	ping_seq;
 	double	ping_sent;
 	double	rtt;		/* seconds, smoothed; 0: none yet */
+	double	ping_rtt_min;	/* lowest PING round trip, seconds */
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
 
@@ -195,7 +203,11 @@ window_cap(struct ssh *ssh)
 			debug_f("peer is OpenSSH %d.%d without HPN: windows "
 			    "capped at %u", v / 10, v % 10, hpn.cap);
 		}
-		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0;
+		/*
+		 * OpenSSH answers PING since 9.5, whether or not it says
+		 * so (a client's EXT_INFO never does).
+		 */
+		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0 || v >= 95;
 	}
 	return hpn.cap;
 }
@@ -207,8 +219,17 @@ ping_send(struct ssh *ssh)
 	char tag[32];
 	int r;
 
-	if (!hpn.ping_ok || hpn.ping_outstanding || ssh_packet_is_rekeying(ssh))
+	if (!hpn.ping_ok || ssh_packet_is_rekeying(ssh))
 		return;
+	/*
+	 * A PING that reaches the peer during its key exchange is dropped:
+	 * send another once this one is overdue.
+	 */
+	if (hpn.ping_outstanding && monotime_double() - hpn.ping_sent <
+	    MAXIMUM(HPN_PING_RETRY, 4 * hpn.rtt))
+		return;
+	if (hpn.ping_outstanding)
+		debug3_f("no PONG for %u: another PING", hpn.ping_seq);
 	snprintf(tag, sizeof(tag), "hpn-rtt-%u", ++hpn.ping_seq);
 	if ((r = sshpkt_start(ssh, SSH2_MSG_PING)) != 0 ||
 	    (r = sshpkt_put_cstring(ssh, tag)) != 0 ||
@@ -231,6 +252,8 @@ hpn_window_pong(struct ssh *ssh, const u_char *d, size_t len)
 	hpn.ping_outstanding = 0;
 	rtt = monotime_double() - hpn.ping_sent;
 	hpn.rtt = hpn.rtt == 0 ? rtt : 0.75 * hpn.rtt + 0.25 * rtt;
+	if (hpn.ping_rtt_min == 0 || rtt < hpn.ping_rtt_min)
+		hpn.ping_rtt_min = rtt;
 	debug3_f("rtt %.1f ms (smoothed %.1f ms)", rtt * 1e3, hpn.rtt * 1e3);
 }
 
@@ -333,7 +356,21 @@ window_target(struct ssh *ssh, Channel *c, const char **why)
 				hpn.rcvbuf = (u_int)v;
 			hpn.rcvbuf_read = 1;
 		}
-		if ((rtt = tcp_rtt()) <= 0) {
+		rtt = tcp_rtt();
+		/*
+		 * The SSH-level round trip too: behind a relay (a jump host,
+		 * ProxyCommand on the far side, a TCP proxy) our socket is
+		 * a short hop, and its buffer and RTT say nothing of the
+		 * path.  Then the window follows the end-to-end round trip.
+		 */
+		if (hpn.ping_ok) {
+			ping_send(ssh);
+			if (hpn.ping_rtt_min > 2 * rtt + HPN_RELAY_RTT_SLACK) {
+				*why = "measured rate x end-to-end RTT (relay)";
+				return rate_target(c, hpn.ping_rtt_min);
+			}
+		}
+		if (rtt <= 0) {
 			*why = "TCP receive buffer";
 			return hpn.rcvbuf;
 		}

@@ -31,6 +31,8 @@
 #define HPN_RCVBUF_LIMIT	(1024 * 1024 * 1024)	/* TcpRcvBuf */
 #define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
 #define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
+#define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
+#define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
 
 struct ssh;
 struct sshbuf;

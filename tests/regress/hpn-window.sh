@@ -306,6 +306,16 @@ grep -q "measured rate x RTT" $OBJ/hpnw-c.log ||
 	fail "ProxyJump: no growth by measured rate x RTT"
 expect_grown "ProxyJump" "`peak $OBJ/hpnw-c.log`"
 
+# The server behind the jump host receives over a socket from the jump
+# host, a short hop: its window follows the end-to-end (PING) round trip.
+verbose "$tid: ProxyJump upload: the server behind the jump host grows too"
+m=`lines $OBJ/hpnw-sshd.hpn2.log`
+xfer up ${REAL_SSH} $H2PORT $OBJ/hpnw-c.log -oProxyJump=somehost:$HPORT
+sleep 1
+tail -n +`expr $m + 1` $OBJ/hpnw-sshd.hpn2.log | grep -q "end-to-end RTT (relay)" ||
+	fail "ProxyJump upload: the server did not see the relay"
+expect_grown "server behind ProxyJump receiving" "`peak $OBJ/hpnw-sshd.hpn2.log $m`"
+
 trap - EXIT
 hpnw_cleanup
 rm -f $DATA $OUT $OBJ/hpnw-* $OBJ/ssh_config.path $OBJ/ssh_config.hpnssh \
