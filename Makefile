@@ -11,6 +11,7 @@
 #   make bench-quick      the same at 50 ms, aes128-gcm, 256 MiB (~8 min)
 #   make bench-tree       trees of files: hpnscp -r/hpnsftp vs stock, rsync, iperf3
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
+#   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
@@ -111,7 +112,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -243,6 +244,11 @@ bench-cpu: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # hpnscp/hpnsftp vs stock vs rsync -e hpnssh vs iperf3; RTTS TREES BIG REPS...
 bench-tree: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/tree-bench.sh
+
+# Transfers through a jump host against direct ones (bench/jump-bench.sh;
+# build/bench-jump/; about 5 minutes).
+bench-jump: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/jump-bench.sh $(B)/bench-jump
 
 # hpnssh -o Metrics=yes on the emulated path, clean and lossy, with plots
 # (bench/metrics-demo.sh; build/bench-metrics/; about a minute).

@@ -19,12 +19,15 @@ for p in $listed; do
 	[ -f "$f" ] || { bad "$p: listed in series but missing"; continue; }
 	hdr=$(sed '/^--- /,$d' "$f")
 	for field in Description Author Forwarded Last-Update; do
-		printf '%s\n' "$hdr" | grep -qE "^$field: ." || bad "$p: no DEP-3 $field: field"
+		# a here-string, not a pipe: with pipefail, grep -q's early
+		# exit can fail the writer (SIGPIPE) and the check with it
+		grep -qE "^$field: ." <<< "$hdr" || bad "$p: no DEP-3 $field: field"
 	done
 done
 for f in "$top"/patches/*.patch; do
 	[ -e "$f" ] || continue
-	printf '%s\n' $listed | grep -qx "$(basename "$f")" || bad "$(basename "$f"): not in patches/series"
+	grep -qx "$(basename "$f")" <<< "$(printf '%s\n' $listed)" ||
+		bad "$(basename "$f"): not in patches/series"
 done
 
 # Nothing of upstream's tree may be committed: compare content hashes.

@@ -58,11 +58,11 @@ apply() {
   (the series is made for $PIN_VERSION).  Fix or refresh it: HACKING.md,
   'Rebasing' (make dev-tree, quilt push -f, fix the .rej, quilt refresh)."
 	fi
-	if printf '%s\n' "$out" | grep -q 'with fuzz'; then
+	if grep -q 'with fuzz' <<< "$out"; then
 		printf '%s\n' "$out" >&2
 		die "patch $(basename "$p") applies only with fuzz; refresh it (HACKING.md)"
 	fi
-	if printf '%s\n' "$out" | grep -q 'offset'; then
+	if grep -q 'offset' <<< "$out"; then
 		if [ "$mode" = strict ]; then
 			printf '%s\n' "$out" >&2
 			die "patch $(basename "$p") applies with offsets; refresh it (HACKING.md)"

@@ -19,6 +19,8 @@
 #ifndef HPN_FALLBACK_PORT
 # define HPN_FALLBACK_PORT	22
 #endif
+#define HPN_FALLBACK_DELAY	2000	/* ms of silence before it joins in */
+#define HPN_FALLBACK_DELAY_MAX	60000
 
 /* Environment variable hpnscp sets for the ssh it runs (legacy mode). */
 #define HPN_SCP_ENV		"HPNSCP_LEGACY_REMOTE"
@@ -179,6 +181,9 @@ void	hpn_session_log(struct ssh *, int, const char *);
 
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
+struct sockaddr_storage;
+int	hpn_connect_race(const char *, struct addrinfo *,
+	    struct sockaddr_storage *, int, int (*)(struct addrinfo *));
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
 #ifdef READCONF_H
 const char *hpn_none_refusal(const Options *, int);

@@ -32,8 +32,12 @@
 #include "misc.h"
 #include "sftp.h"
 #include "xmalloc.h"
+#include "ssh.h"
+#include "readconf.h"
 #include "hpn.h"
 #include "hpn-metrics.h"
+
+Options options;	/* hpn-client.c reads hpnssh's options */
 
 #include <openssl/evp.h>
 
