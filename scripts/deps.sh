@@ -16,7 +16,7 @@ iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
 openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py
-gnuplot-nox:gnuplot"
+gnuplot-nox:gnuplot nftables:nft"
 # make deb / make rpm: the packaging tools and what the packaged build
 # (FEATURES=dist: PAM, Kerberos/GSSAPI, FIDO, SELinux, audit) links; the
 # package test (check-package) also runs a real MIT KDC.
