@@ -74,7 +74,8 @@ iperf=$("$NP" exec client --name "$NAME" -- iperf3 -c "$addr" -n "$SIZE" -J 2>/d
     jq -r '.end.sum_received.bits_per_second / 8 / 1e6') || iperf=
 wait "$ipid" 2>/dev/null || true
 ipid=
-bl_log "iperf3 ($(bl_human "$SIZE")): ${iperf:-?} MB/s"
+iperf=$(printf '%.1f' "${iperf:-0}")
+bl_log "iperf3 ($(bl_human "$SIZE")): $iperf MB/s"
 
 # one TREE DIR VIA: MB/s by whole-command wall clock
 one() {
@@ -96,10 +97,33 @@ one() {
 	awk -v a="$t0" -v b="$t1" -v n="$SIZE" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }'
 }
 median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# setup TREE VIA: seconds of "ssh [-J jump] target true" (set-up and close)
+setup() {
+	local t=$1 via=$2 tree=$HPN_TREE t0 t1
+	local -a j=()
+	[ "$t" = stock ] && tree=$STOCK_TREE
+	[ "$via" = jump ] && j=(-J jump)
+	t0=$(date +%s.%N)
+	"$NP" exec client --name "$NAME" -- timeout 60 "$tree/ssh" \
+	    -F "$work/ssh_config-$t" "${j[@]}" target true < /dev/null
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
 
 csv=$OUT/results.csv
-echo "build,dir,via,mbps_median,runs" > "$csv"
+echo "build,dir,via,mbps_median,setup_s,mbps_beyond_setup,runs" > "$csv"
 bl_log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A SETUP
+for t in hpn stock; do
+	for via in direct jump; do
+		runs=""
+		for ((i = 0; i < 3; i++)); do
+			runs="$runs $(setup $t $via)"
+		done
+		SETUP[$t-$via]=$(echo $runs | median)
+		bl_log "$t $via: set-up and close ${SETUP[$t-$via]} s (runs:$runs)"
+	done
+done
 for t in hpn stock; do
 	reps=$REPS
 	[ $t = stock ] && reps=1
@@ -110,8 +134,10 @@ for t in hpn stock; do
 				runs="$runs $(one $t $dir $via)"
 			done
 			m=$(echo $runs | median)
-			echo "$t,$dir,$via,$m,\"${runs# }\"" >> "$csv"
-			bl_log "$t $dir $via: $m MB/s (runs:$runs)"
+			b=$(awk -v m="$m" -v s="${SETUP[$t-$via]}" -v n="$SIZE" \
+			    'BEGIN { w = n / 1e6 / m; printf "%.1f", n / 1e6 / (w - s) }')
+			echo "$t,$dir,$via,$m,${SETUP[$t-$via]},$b,\"${runs# }\"" >> "$csv"
+			bl_log "$t $dir $via: $m MB/s, $b MB/s beyond set-up (runs:$runs)"
 		done
 	done
 done
@@ -119,16 +145,19 @@ bl_log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 {
 	echo "Through a jump host on $RATE Mbit/s, $RTT ms: $(bl_human "$SIZE"), aes128-gcm,"
-	echo "whole-command MB/s (medians of $REPS for hpn, 1 for stock); iperf3 ${iperf:-?} MB/s"
+	echo "MB/s (medians of $REPS for hpn, 1 for stock); iperf3 $iperf MB/s."
+	echo "Whole command, and beyond set-up (the median time of \"ssh [-J jump]"
+	echo "target true\" taken off: hpn ${SETUP[hpn-direct]} s direct, ${SETUP[hpn-jump]} s through the jump host)"
 	echo
-	printf '  %-6s %-5s %8s %8s %12s %10s\n' build dir direct jump "jump/direct" "jump/iperf3"
+	printf '  %-6s %-5s %8s %8s %8s %8s %8s %8s\n' "" "" whole "" "" beyond "" ""
+	printf '  %-6s %-5s %8s %8s %8s %8s %8s %8s\n' build dir direct jump ratio direct jump ratio
 	for t in hpn stock; do
 		for dir in up down; do
-			d=$(awk -F, -v t=$t -v x=$dir '$1 == t && $2 == x && $3 == "direct" { print $4 }' "$csv")
-			j=$(awk -F, -v t=$t -v x=$dir '$1 == t && $2 == x && $3 == "jump" { print $4 }' "$csv")
-			awk -v t=$t -v x=$dir -v d="$d" -v j="$j" -v i="${iperf:-0}" 'BEGIN {
-			    printf "  %-6s %-5s %8.1f %8.1f %12.2f %10s\n", t, x, d, j, j / d,
-			    i > 0 ? sprintf("%.2f", j / i) : "?" }'
+			awk -F, -v t=$t -v x=$dir '
+			    $1 == t && $2 == x && $3 == "direct" { d = $4; db = $6 }
+			    $1 == t && $2 == x && $3 == "jump" { j = $4; jb = $6 }
+			    END { printf "  %-6s %-5s %8.1f %8.1f %8.2f %8.1f %8.1f %8.2f\n",
+			        t, x, d, j, j / d, db, jb, jb / db }' "$csv"
 		done
 	done
 } | tee "$OUT/report.txt"
