@@ -21,8 +21,9 @@
  *
  *  - Behind a relay (a jump host that the peer reaches us through, a TCP
  *    proxy or load balancer) our socket is a short hop: its buffer and RTT
- *    say nothing of the path.  When the peer answers PING (OpenSSH 9.5 and
- *    later), the lowest PING round trip is also measured; when it is more
+ *    say nothing of the path.  When the peer answers PING (it says so, or
+ *    it is an HPN peer of OpenSSH 9.5 or later), the lowest PING round
+ *    trip is also measured; when it is more
  *    than twice the socket's, the window grows as over a pipe (below) from
  *    that end-to-end round trip, without the socket buffer's bound.
  *
@@ -205,9 +206,11 @@ window_cap(struct ssh *ssh)
 		}
 		/*
 		 * OpenSSH answers PING since 9.5, whether or not it says
-		 * so (a client's EXT_INFO never does).
+		 * so (a client's EXT_INFO never does); unasked, only HPN
+		 * peers of a plausible version are pinged.
 		 */
-		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0 || v >= 95;
+		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0 ||
+		    (hpn_peer_is_hpn(ssh) && v >= 95 && v < 1000);
 	}
 	return hpn.cap;
 }
