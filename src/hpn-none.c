@@ -138,12 +138,16 @@ hpn_none_ext_parse(struct ssh *ssh, const char *name, const u_char *value,
 	return 1;
 }
 
+/* What set_proposal() does to each list. */
+enum none_prop { NONE_ONLY, NONE_ADD, NONE_REMOVE };
+
 /*
- * Replace or extend the cipher (and MAC) lists of our proposal for the
- * next key exchange.  add: append ",none"; otherwise "none" alone.
+ * Rewrite the cipher lists of our proposal for the next key exchange (and
+ * the MAC lists when mac is set): "none" alone, ",none" appended, or none
+ * taken out.
  */
 static void
-set_proposal(struct ssh *ssh, int add, int mac)
+set_proposal(struct ssh *ssh, enum none_prop how, int mac)
 {
 	static const int which[] = {
 		PROPOSAL_ENC_ALGS_CTOS, PROPOSAL_ENC_ALGS_STOC,
@@ -156,10 +160,19 @@ set_proposal(struct ssh *ssh, int add, int mac)
 	if ((r = kex_buf2prop(ssh->kex->my, NULL, &prop)) != 0)
 		fatal_fr(r, "parse proposal");
 	for (i = 0; i < n; i++) {
-		if (add) {
+		switch (how) {
+		case NONE_ADD:
 			xasprintf(&s, "%s,none", prop[which[i]]);
-		} else
+			break;
+		case NONE_REMOVE:
+			if ((s = match_filter_denylist(prop[which[i]],
+			    "none")) == NULL)
+				fatal_f("match_filter_denylist failed");
+			break;
+		default:
 			s = xstrdup("none");
+			break;
+		}
 		free(prop[which[i]]);
 		prop[which[i]] = s;
 	}
@@ -197,7 +210,7 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 		return;
 	}
 	none.allowed = 1;
-	set_proposal(ssh, 0, mac && none.peer_allows_mac);
+	set_proposal(ssh, NONE_ONLY, mac && none.peer_allows_mac);
 	debug("NoneSwitch: rekeying to the none cipher%s",
 	    mac && none.peer_allows_mac ? " and MAC" : "");
 	if ((r = kex_start_rekex(ssh)) != 0)
@@ -212,31 +225,12 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 void
 hpn_none_server_pty(struct ssh *ssh)
 {
-	static const int which[] = {
-		PROPOSAL_ENC_ALGS_CTOS, PROPOSAL_ENC_ALGS_STOC,
-		PROPOSAL_MAC_ALGS_CTOS, PROPOSAL_MAC_ALGS_STOC
-	};
-	char **prop = NULL, *s;
-	u_int i;
-	int r;
-
 	if (none.srv_pty)
 		return;
 	none.srv_pty = 1;
 	if (!none.allowed || ssh->kex == NULL)
 		return;
-	if ((r = kex_buf2prop(ssh->kex->my, NULL, &prop)) != 0)
-		fatal_fr(r, "parse proposal");
-	for (i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
-		if ((s = match_filter_denylist(prop[which[i]], "none")) == NULL)
-			fatal_f("match_filter_denylist failed");
-		free(prop[which[i]]);
-		prop[which[i]] = s;
-	}
-	sshbuf_reset(ssh->kex->my);
-	if ((r = kex_prop2buf(ssh->kex->my, prop)) != 0)
-		fatal_fr(r, "compose proposal");
-	kex_prop_free(prop);
+	set_proposal(ssh, NONE_REMOVE, 1);
 	debug_f("a pty: the none cipher is no longer offered");
 }
 
@@ -249,7 +243,7 @@ hpn_none_server_allow(struct ssh *ssh, const char *user)
 	free(none.user);
 	none.user = xstrdup(user);
 	none.allowed = 1;
-	set_proposal(ssh, 1, none.srv_mac);
+	set_proposal(ssh, NONE_ADD, none.srv_mac);
 	debug_f("none cipher%s allowed for %s", none.srv_mac ?
 	    " and MAC" : "", user);
 }
