@@ -7,60 +7,16 @@
 
 tid="hpn metrics on a path"
 
-NETPATH="$HPN_TOP/bench/netpath/netpath"
 PLOT="$HPN_TOP/contrib/hpnssh-metrics-plot"
-if [ "`id -u`" != "0" ]; then
-	skip "path tests need root (network namespaces)"
-fi
-if [ -z "$HPN_TOP" ] || [ ! -x "$NETPATH" ]; then
+if [ -z "$HPN_TOP" ]; then
 	skip "no bench/netpath (HPN_TOP not set)"
 fi
-NP=hpnmp$$
-NP=`echo $NP | cut -c1-12`
-CNS="ip netns exec $NP-c"
-SNS="ip netns exec $NP-s"
-SADDR=10.201.0.2
-hpnm_pids=""
-hpnm_cleanup() {
-	for p in $hpnm_pids; do
-		kill $p 2>/dev/null
-	done
-	$NETPATH down --name $NP > /dev/null 2>&1
-}
-trap hpnm_cleanup EXIT
-
-# path_sshd NAME BINARY PORT [sshd_config lines...]: an sshd in the server
-# namespace (as in hpn-window.sh)
-path_sshd() {
-	n=$1 bin=$2 port=$3
-	shift 3
-	cfg=$OBJ/sshd_config.$n
-	grep -Eiv '^[[:space:]]*(Port|ListenAddress|AddressFamily|PidFile|LogLevel|SshdSessionPath|SshdAuthPath|PerSourcePenalties|Subsystem)[[:space:]]' \
-	    $OBJ/sshd_config > $cfg
-	printf '\tPort %s\n\tListenAddress %s\n\tPidFile %s\n\tLogLevel INFO\n' \
-	    $port $SADDR $OBJ/pidfile.$n >> $cfg
-	for l in "$@"; do
-		echo "	$l" >> $cfg
-	done
-	rm -f $OBJ/pidfile.$n $OBJ/hpnmp-sshd.$n.log
-	$SNS $bin -f $cfg -E $OBJ/hpnmp-sshd.$n.log ||
-		fatal "cannot start the $n sshd: `tail -5 $OBJ/hpnmp-sshd.$n.log`"
-	i=0
-	while [ ! -s $OBJ/pidfile.$n ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
-	[ -s $OBJ/pidfile.$n ] || fatal "the $n sshd did not start"
-	hpnm_pids="$hpnm_pids `cat $OBJ/pidfile.$n`"
-}
+PATH_TAG=hpnmp PATH_LOGLEVEL=INFO
+. $HPN_TOP/tests/regress/path-lib.sh
 
 # up [netpath options]: a fresh path and the sshds on it
 up() {
-	$NETPATH down --name $NP > /dev/null 2>&1
-	for p in $hpnm_pids; do
-		kill $p 2>/dev/null
-	done
-	hpnm_pids=""
+	path_cleanup
 	$NETPATH up --name $NP --rtt 100 --rate 1000 --seed 7 "$@" \
 	    > $OBJ/hpnmp-path.log 2>&1 ||
 		fatal "netpath up failed: `cat $OBJ/hpnmp-path.log`"

@@ -71,57 +71,17 @@ EOF
 ${REAL_SSHD} -t -f $OBJ/sshd_config.hpnssh || fail "an HPN-SSH server configuration was rejected"
 
 # --- the emulated path
-NETPATH="$HPN_TOP/bench/netpath/netpath"
-if [ "`id -u`" != "0" ]; then
-	skip "path tests need root (network namespaces)"
-fi
-if [ -z "$HPN_TOP" ] || [ ! -x "$NETPATH" ]; then
+if [ -z "$HPN_TOP" ]; then
 	skip "no bench/netpath (HPN_TOP not set)"
 fi
-NP=hpnrw$$
-NP=`echo $NP | cut -c1-12`
-CNS="ip netns exec $NP-c"
-SNS="ip netns exec $NP-s"
-SADDR=10.201.0.2
-hpnw_pids=""
-hpnw_cleanup() {
-	for p in $hpnw_pids; do
-		kill $p 2>/dev/null
-	done
-	$NETPATH down --name $NP > /dev/null 2>&1
-}
-trap hpnw_cleanup EXIT
+PATH_TAG=hpnw PATH_LOGLEVEL=DEBUG1
+. $HPN_TOP/tests/regress/path-lib.sh
 $NETPATH up --name $NP --rtt 50 --rate 1000 > $OBJ/hpnw-path.log 2>&1 ||
 	fatal "netpath up failed: `cat $OBJ/hpnw-path.log`"
 
 DATA=$OBJ/hpnw-data
 OUT=$OBJ/hpnw-out
 dd if=/dev/urandom of=$DATA bs=1048576 count=48 2>/dev/null
-
-# path_sshd NAME BINARY PORT [sshd_config lines...]: an sshd in the server
-# namespace; test-exec's config minus what differs between versions.
-path_sshd() {
-	n=$1 bin=$2 port=$3
-	shift 3
-	cfg=$OBJ/sshd_config.$n
-	grep -Eiv '^[[:space:]]*(Port|ListenAddress|AddressFamily|PidFile|LogLevel|SshdSessionPath|SshdAuthPath|PerSourcePenalties|Subsystem)[[:space:]]' \
-	    $OBJ/sshd_config > $cfg
-	printf '\tPort %s\n\tListenAddress %s\n\tPidFile %s\n\tLogLevel DEBUG1\n' \
-	    $port $SADDR $OBJ/pidfile.$n >> $cfg
-	for l in "$@"; do
-		echo "	$l" >> $cfg
-	done
-	rm -f $OBJ/pidfile.$n
-	$SNS $bin -f $cfg -E $OBJ/hpnw-sshd.$n.log ||
-		fatal "cannot start the $n sshd: `tail -5 $OBJ/hpnw-sshd.$n.log`"
-	i=0
-	while [ ! -s $OBJ/pidfile.$n ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
-	[ -s $OBJ/pidfile.$n ] || fatal "the $n sshd did not start"
-	hpnw_pids="$hpnw_pids `cat $OBJ/pidfile.$n`"
-}
 
 HPORT=`expr $PORT + 100`
 H2PORT=`expr $PORT + 101`
@@ -285,7 +245,7 @@ rm -f $OBJ/hpnw-fwd.log
 $CNS ${REAL_SSH} -F $OBJ/ssh_config.path -E $OBJ/hpnw-fwd.log -v -N \
     -oExitOnForwardFailure=yes -L 127.0.0.1:$LPORT:$SADDR:$H2PORT somehost &
 fwd_pid=$!
-hpnw_pids="$hpnw_pids $fwd_pid"
+path_pids="$path_pids $fwd_pid"
 i=0
 while ! grep -q "Local forwarding listening on 127.0.0.1 port $LPORT" \
     $OBJ/hpnw-fwd.log 2>/dev/null && [ $i -lt 100 ]; do
@@ -317,7 +277,7 @@ tail -n +`expr $m + 1` $OBJ/hpnw-sshd.hpn2.log | grep -q "end-to-end RTT (relay)
 expect_grown "server behind ProxyJump receiving" "`peak $OBJ/hpnw-sshd.hpn2.log $m`"
 
 trap - EXIT
-hpnw_cleanup
+path_cleanup
 rm -f $DATA $OUT $OBJ/hpnw-* $OBJ/ssh_config.path $OBJ/ssh_config.hpnssh \
     $OBJ/sshd_config.hpnssh $OBJ/sshd_config.hpn $OBJ/sshd_config.hpn2 \
     $OBJ/sshd_config.stock $OBJ/sshd_config.debian
