@@ -55,6 +55,15 @@ hpn_peer_is_hpn(struct ssh *ssh)
 	return peer_hpn_tag(ssh, &end) != NULL;
 }
 
+/* HPN-SSH ("-hpn18.8.0"), not this patch set ("_hpn0.1.0"). */
+int
+hpn_peer_is_hpnssh(struct ssh *ssh)
+{
+	const char *p, *end;
+
+	return (p = peer_hpn_tag(ssh, &end)) != NULL && p[-1] != '_';
+}
+
 /*
  * Does the peer install hpn-prefixed programs (hpnscp...)?  This patch set
  * ("_hpn" tag) does, and so does HPN-SSH since its version 17 ("-hpn17v0",

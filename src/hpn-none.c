@@ -14,6 +14,12 @@
  *    session is non-interactive, it rekeys proposing only "none".  With a
  *    tty, a ControlMaster or no session (-N) it stays encrypted and says
  *    why; so it does when the server does not allow none.
+ *  - HPN-SSH servers send no EXT_INFO for it; they add "none" to their
+ *    proposals after authentication when their NoneEnabled allows it.
+ *    Towards them the client's rekey proposes "none" first and its
+ *    current lists after it: the client's order wins, so a server that
+ *    allows none picks it and one that does not keeps the cipher, with no
+ *    failed key exchange.  Stock peers are never offered none.
  *  - "none" is never proposed before authentication by either side, and
  *    never to or by a peer that is not HPN.  Should it be negotiated all
  *    the same, the connection is dropped.  While none is active the
@@ -51,6 +57,8 @@ static struct {
 	/* client: what the server said in EXT_INFO */
 	int	peer_allows;
 	int	peer_allows_mac;
+	/* client: none offered to an HPN-SSH server, its choice awaited */
+	int	offered;
 	/* both: none may be negotiated now (after authentication) */
 	int	allowed;
 	/* both: none is active in this direction */
@@ -139,12 +147,12 @@ hpn_none_ext_parse(struct ssh *ssh, const char *name, const u_char *value,
 }
 
 /* What set_proposal() does to each list. */
-enum none_prop { NONE_ONLY, NONE_ADD, NONE_REMOVE };
+enum none_prop { NONE_ONLY, NONE_FIRST, NONE_ADD, NONE_REMOVE };
 
 /*
  * Rewrite the cipher lists of our proposal for the next key exchange (and
- * the MAC lists when mac is set): "none" alone, ",none" appended, or none
- * taken out.
+ * the MAC lists when mac is set): "none" alone, "none," prepended, ",none"
+ * appended, or none taken out.
  */
 static void
 set_proposal(struct ssh *ssh, enum none_prop how, int mac)
@@ -161,6 +169,9 @@ set_proposal(struct ssh *ssh, enum none_prop how, int mac)
 		fatal_fr(r, "parse proposal");
 	for (i = 0; i < n; i++) {
 		switch (how) {
+		case NONE_FIRST:
+			xasprintf(&s, "none,%s", prop[which[i]]);
+			break;
 		case NONE_ADD:
 			xasprintf(&s, "%s,none", prop[which[i]]);
 			break;
@@ -204,15 +215,22 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 		    refusal);
 		return;
 	}
-	if (!none.peer_allows) {
+	if (none.peer_allows) {
+		set_proposal(ssh, NONE_ONLY, mac && none.peer_allows_mac);
+		debug("NoneSwitch: rekeying to the none cipher%s",
+		    mac && none.peer_allows_mac ? " and MAC" : "");
+	} else if (hpn_peer_is_hpnssh(ssh)) {
+		/* It decides in the key exchange; see the top of this file. */
+		none.offered = 1;
+		set_proposal(ssh, NONE_FIRST, mac);
+		debug("NoneSwitch: HPN-SSH server: rekeying with the none "
+		    "cipher%s offered first", mac ? " and MAC" : "");
+	} else {
 		logit("NoneSwitch: the server does not allow the none cipher: "
 		    "staying encrypted");
 		return;
 	}
 	none.allowed = 1;
-	set_proposal(ssh, NONE_ONLY, mac && none.peer_allows_mac);
-	debug("NoneSwitch: rekeying to the none cipher%s",
-	    mac && none.peer_allows_mac ? " and MAC" : "");
 	if ((r = kex_start_rekex(ssh)) != 0)
 		fatal_fr(r, "kex_start_rekex");
 }
@@ -292,6 +310,9 @@ hpn_none_newkeys(struct ssh *ssh, int mode, const struct sshenc *enc,
 		strlcpy(none.cipher[mode], enc->name != NULL ? enc->name : "?",
 		    sizeof(none.cipher[mode]));
 
+	if (hpn_mac_is_none(mac) && !is_none)
+		ssh_packet_disconnect(ssh, "the none MAC was negotiated with "
+		    "the %s cipher: refused", enc->name ? enc->name : "?");
 	if ((is_none || hpn_mac_is_none(mac)) && !none.allowed)
 		ssh_packet_disconnect(ssh, "the none %s was negotiated "
 		    "before authentication: refused",
@@ -300,6 +321,12 @@ hpn_none_newkeys(struct ssh *ssh, int mode, const struct sshenc *enc,
 		ssh_packet_disconnect(ssh, "the none %s was negotiated on a "
 		    "connection with a pty: refused",
 		    is_none ? "cipher" : "MAC");
+	if (none.offered && mode == MODE_OUT) {
+		none.offered = 0;
+		if (!is_none)
+			logit("NoneSwitch: the server (HPN-SSH) does not "
+			    "allow the none cipher: staying encrypted");
+	}
 	if (is_none == none.active[mode] && mac_none == none.mac_off[mode])
 		return;
 	none.active[mode] = is_none;

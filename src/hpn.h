@@ -46,6 +46,7 @@ struct Channel;
 
 /* hpn-compat.c: what the peer is. */
 int	hpn_peer_is_hpn(struct ssh *);
+int	hpn_peer_is_hpnssh(struct ssh *);
 int	hpn_peer_has_hpn_names(struct ssh *);
 
 /* hpn-options.c: parsing shared by ssh and sshd. */

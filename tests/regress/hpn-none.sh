@@ -236,5 +236,95 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
 	grep -q "ciphers ctos" $OBJ/hpnn-stock.log || fail "stock server log lacks proposals"
 fi
 
+# HPN-SSH servers send no EXT_INFO for none: towards them the switch's
+# rekey offers none first and the current ciphers after it.  A paramiko
+# peer with a none cipher plays the HPN-SSH server (none added after
+# authentication, or not) and a stock one; another plays a client that
+# asks our server for none on a connection with a pty.
+PMK="$HPN_TOP/tests/regress/hpn-none-paramiko.py"
+PY=/usr/bin/python3
+if [ -z "$HPN_TOP" ] || ! $PY -c 'import paramiko' 2>/dev/null; then
+	verbose "$tid: no paramiko or HPN_TOP: HPN-SSH negotiation not tested"
+else
+	PPORT=`expr $PORT + 2`
+	cat > $OBJ/hpnn-peer.conf <<EOC
+Host hpnssh-peer
+	Hostname 127.0.0.1
+	Port $PPORT
+	IdentityFile $OBJ/ssh-ed25519
+	IdentitiesOnly yes
+	UserKnownHostsFile $OBJ/known_hosts
+	HostKeyAlias localhost-with-alias
+	BatchMode yes
+	LogLevel info
+EOC
+	# peer BANNER yes|no [SSH OPTIONS...]: upload DATA; $OUT: the peer's
+	# key exchanges; $ERR: the client's stderr
+	peer() {
+		_b=$1 _a=$2
+		shift 2
+		rm -f $OUT $ERR
+		timeout 60 $PY $PMK server $PPORT $OBJ/host.ssh-ed25519 \
+		    $OBJ/authorized_keys_$USER "$_b" $_a > $OUT 2>&1 &
+		_p=$!
+		_i=0
+		while [ $_i -lt 50 ] && ! ss -ltn 2>/dev/null | grep -q ":$PPORT "; do
+			sleep 0.1
+			_i=`expr $_i + 1`
+		done
+		s=`timeout 60 ${REAL_SSH} -F $OBJ/hpnn-peer.conf "$@" hpnssh-peer \
+		    sha256sum < $DATA 2> $ERR`
+		wait $_p
+		[ "$s" = "$SUM" ] || fail "$_b ($_a): checksum differs: `cat $ERR $OUT`"
+	}
+
+	verbose "$tid: HPN-SSH server allowing none: offered first, chosen"
+	peer OpenSSH_10.2p1-hpn18.8.0 yes $NONE
+	grep -q "WARNING: NoneSwitch: data now travels UNENCRYPTED" $ERR ||
+		fail "HPN-SSH allowing none: no switch: `cat $ERR $OUT`"
+	grep -q "^kex 2: client ciphers none,[^;]*; cipher none none; mac hmac" $OUT ||
+		fail "HPN-SSH allowing none: `cat $OUT`"
+	grep -q "^kex 1: client ciphers [^;]*none" $OUT &&
+		fail "none offered before authentication: `cat $OUT`"
+
+	verbose "$tid: HPN-SSH server allowing none: the none MAC too"
+	peer OpenSSH_10.2p1-hpn18.8.0 yes $NONE -oNoneMacEnabled=yes
+	grep -q "UNENCRYPTED and UNAUTHENTICATED" $ERR ||
+		fail "HPN-SSH none MAC: `cat $ERR $OUT`"
+	grep -q "^kex 2: .*cipher none none; mac none none" $OUT ||
+		fail "HPN-SSH none MAC: `cat $OUT`"
+
+	verbose "$tid: HPN-SSH server not allowing none: encrypted, no failure"
+	peer OpenSSH_10.2p1-hpn18.8.0 no $NONE -oNoneMacEnabled=yes
+	grep -q "WARNING: NoneSwitch" $ERR && fail "HPN-SSH without none: switched"
+	grep -q "server (HPN-SSH) does not allow the none cipher: staying encrypted" $ERR ||
+		fail "HPN-SSH without none: no notice: `cat $ERR`"
+	grep -q "^kex 2: client ciphers none,[^;]*; cipher aes[^ ]* aes[^ ]*; mac hmac" $OUT ||
+		fail "HPN-SSH without none: `cat $OUT`"
+
+	verbose "$tid: stock server: none never offered"
+	peer OpenSSH_10.2p1 yes $NONE
+	grep -q "server does not allow the none cipher" $ERR ||
+		fail "stock peer: no notice: `cat $ERR`"
+	grep -q "client ciphers [^;]*none" $OUT && fail "stock peer offered none: `cat $OUT`"
+	grep -q "^kex 1: " $OUT || fail "stock peer: no key exchange seen: `cat $OUT`"
+
+	verbose "$tid: our server drops none once a session has a pty"
+	echo "NoneEnabled yes" >> $OBJ/sshd_config
+	start_sshd
+	for pty in nopty pty; do
+		timeout 60 $PY $PMK client $PORT $OBJ/ssh-ed25519 $USER \
+		    OpenSSH_10.3p1_hpn0.1.0 $pty > $OUT 2>&1
+		case $pty in
+		nopty)	want="kex: cipher none none" ;;
+		pty)	want="kex: cipher aes128-ctr aes128-ctr"
+			grep -q "pty: granted" $OUT || fail "pty refused: `cat $OUT`" ;;
+		esac
+		grep -q "^$want" $OUT || fail "$pty: expected $want: `cat $OUT`"
+	done
+	stop_sshd
+	cp $OBJ/sshd_config.orig $OBJ/sshd_config
+fi
+
 rm -f $DATA $OUT $ERR $OBJ/hpnn-* $OBJ/sshd_config.orig $OBJ/sshd_proxy.orig \
     $OBJ/sshd_proxy.stock $OBJ/ssh_proxy.stock

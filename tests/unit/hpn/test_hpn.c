@@ -72,6 +72,12 @@ peer_is_hpn(const char *banner, int server)
 }
 
 static int
+peer_is_hpnssh(const char *banner, int server)
+{
+	return peer_check(hpn_peer_is_hpnssh, banner, server);
+}
+
+static int
 peer_has_names(const char *banner)
 {
 	return peer_check(hpn_peer_has_hpn_names, banner, 0);
@@ -1172,6 +1178,16 @@ tests(void)
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-hp", 0), 0);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-xhpn", 0), 1);
 	ASSERT_INT_EQ(hpn_peer_is_hpn(NULL), 0);
+	TEST_DONE();
+
+	TEST_START("banner: HPN-SSH told from this patch set");
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.2p1-hpn18.8.0", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 1), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1_hpn0.0.1", 1), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.0", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_9.6 -hpn18", 0), 0);
+	ASSERT_INT_EQ(hpn_peer_is_hpnssh(NULL), 0);
 	TEST_DONE();
 
 	TEST_START("banner: who installs hpnscp");
