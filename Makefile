@@ -12,6 +12,7 @@
 #   make bench-tree       trees of files: hpnscp -r/hpnsftp vs stock, rsync, iperf3
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
+#   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
@@ -112,7 +113,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -249,6 +250,12 @@ bench-tree: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # build/bench-jump/; about 5 minutes).
 bench-jump: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/jump-bench.sh $(B)/bench-jump
+
+# UseMPTCP: one scp over two emulated paths (netpath --paths 2, 500 Mbit/s
+# and 50 ms each) against iperf3 on both at once, without MPTCP and stock
+# (report in build/bench-mptcp/; about 4 minutes).
+bench-mptcp: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/mptcp-bench.sh $(B)/bench-mptcp
 
 # hpnssh -o Metrics=yes on the emulated path, clean and lossy, with plots
 # (bench/metrics-demo.sh; build/bench-metrics/; about a minute).

@@ -306,5 +306,11 @@ hpn_metrics_done(struct ssh *ssh)
 void
 hpn_metrics_end(struct ssh *ssh)
 {
+	char what[128];
+
+	/* UseMPTCP: what the connection turned out to be */
+	if (hpn_mptcp_describe(ssh_packet_get_connection_in(ssh), what,
+	    sizeof(what)) != NULL)
+		verbose("Connection: %s", what);
 	finish(ssh);
 }

@@ -481,8 +481,8 @@ hpn_session_log(struct ssh *ssh, int chanid, const char *user)
 {
 	struct hpn_session *s = NULL;
 	Channel *c;
-	const char *cin, *cout;
-	char cipher[160];
+	const char *cin, *cout, *mptcp;
+	char cipher[160], mp[128];
 	double dt;
 	u_int i;
 
@@ -498,13 +498,16 @@ hpn_session_log(struct ssh *ssh, int chanid, const char *user)
 		snprintf(cipher, sizeof(cipher), "%s", cin);
 	else
 		snprintf(cipher, sizeof(cipher), "%s in, %s out", cin, cout);
+	mptcp = hpn_mptcp_describe(ssh_packet_get_connection_in(ssh), mp,
+	    sizeof(mp));
 	logit("Session transfer: user %s from %.200s port %d, %s: "
 	    "%llu bytes in, %llu bytes out, %.2f s, %.1f MB/s, peak window "
-	    "%u, cipher %s", user, ssh_remote_ipaddr(ssh),
+	    "%u, cipher %s%s%s", user, ssh_remote_ipaddr(ssh),
 	    ssh_remote_port(ssh), s->what,
 	    (unsigned long long)c->hpn_rx, (unsigned long long)c->hpn_tx, dt,
 	    dt > 0 ? (c->hpn_rx + c->hpn_tx) / dt / 1e6 : 0.0,
-	    c->local_window_max, cipher);
+	    c->local_window_max, cipher, mptcp ? ", " : "",
+	    mptcp ? mptcp : "");
 	free(s->what);
 	s->what = NULL;
 	s->chanid = -1;

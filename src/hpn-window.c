@@ -27,6 +27,15 @@
  *    than twice the socket's, the window grows as over a pipe (below) from
  *    that end-to-end round trip, without the socket buffer's bound.
  *
+ *  - Over Multipath TCP (UseMPTCP) TCP_INFO describes one subflow, and
+ *    the connection's own buffer grows more slowly than its subflows'
+ *    need: the window grows as over a pipe (below), from the PING round
+ *    trip (its PONG waits, like the data, for the slowest subflow), once
+ *    one is known, with no buffer bound.  The lowest of the last one or
+ *    two periods of at least HPN_RTT_PERIOD (and 8 round trips) is used,
+ *    so that the queue a larger window builds in the sender's buffer does
+ *    not feed back into the window.
+ *
  *  - Over anything else (ProxyCommand, ProxyJump: a pipe), there is no
  *    receive buffer to read.  The window then grows from measurement: the
  *    round-trip time of a ping@openssh.com PING (its PONG returns behind
@@ -82,6 +91,7 @@ static struct {
 	u_int	rcvbuf_asked;	/* TcpRcvBuf, bytes; 0: the kernel's */
 	u_int	max_window;	/* HPNBufferSize, bytes */
 	int	fd;		/* connection socket, -1 when not one */
+	int	mptcp;		/* ... a Multipath TCP one */
 	int	in_fd;		/* what we read the connection from */
 	int	rcvbuf_read;	/* read once (TcpRcvBufPoll no) */
 	u_int	rcvbuf;		/* last SO_RCVBUF reading */
@@ -95,6 +105,8 @@ static struct {
 	double	ping_sent;
 	double	rtt;		/* seconds, smoothed; 0: none yet */
 	double	ping_rtt_min;	/* lowest PING round trip, seconds */
+	/* the lowest PING round trip of this period and of the last one */
+	double	rtt_recent, rtt_prev, rtt_since;
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
 
@@ -148,6 +160,11 @@ hpn_window_setup(struct ssh *ssh, int disabled, int rcvbuf_poll,
 			debug_f("TcpRcvBuf %u: the kernel gave %d", rcvbuf, v);
 		/* A fixed buffer: nothing to follow. */
 		hpn.rcvbuf_poll = 0;
+	}
+	if ((hpn.mptcp = hpn_mptcp_active(fd)) == 1) {
+		debug_f("Multipath TCP: window grows by measured rate x "
+		    "RTT, up to %u", max_window);
+		return;
 	}
 	debug_f("window follows SO_RCVBUF (%d now)%s, up to %u", v,
 	    hpn.rcvbuf_poll ? ", polled" : "", max_window);
@@ -257,6 +274,13 @@ hpn_window_pong(struct ssh *ssh, const u_char *d, size_t len)
 	hpn.rtt = hpn.rtt == 0 ? rtt : 0.75 * hpn.rtt + 0.25 * rtt;
 	if (hpn.ping_rtt_min == 0 || rtt < hpn.ping_rtt_min)
 		hpn.ping_rtt_min = rtt;
+	if (hpn.rtt_recent == 0 || hpn.ping_sent - hpn.rtt_since >
+	    MAXIMUM(HPN_RTT_PERIOD, 8 * hpn.rtt_recent)) {
+		hpn.rtt_prev = hpn.rtt_recent;
+		hpn.rtt_recent = rtt;
+		hpn.rtt_since = hpn.ping_sent;
+	} else if (rtt < hpn.rtt_recent)
+		hpn.rtt_recent = rtt;
 	debug3_f("rtt %.1f ms (smoothed %.1f ms)", rtt * 1e3, hpn.rtt * 1e3);
 }
 
@@ -366,12 +390,24 @@ window_target(struct ssh *ssh, Channel *c, const char **why)
 		 * a short hop, and its buffer and RTT say nothing of the
 		 * path.  Then the window follows the end-to-end round trip.
 		 */
-		if (hpn.ping_ok) {
+		if (hpn.ping_ok)
 			ping_send(ssh);
-			if (hpn.ping_rtt_min > 2 * rtt + HPN_RELAY_RTT_SLACK) {
-				*why = "measured rate x end-to-end RTT (relay)";
-				return rate_target(c, hpn.ping_rtt_min);
-			}
+		/*
+		 * Multipath TCP: TCP_INFO is one subflow's, and the stream
+		 * waits at the receiver for the slowest subflow's data.
+		 * The PING round trip sees that wait; no buffer bound (the
+		 * connection's buffer trails its subflows' growth).
+		 */
+		if (hpn.mptcp && hpn.ping_ok && hpn.rtt_recent > 0) {
+			*why = "measured rate x RTT (Multipath TCP)";
+			return rate_target(c, MAXIMUM(rtt, hpn.rtt_prev > 0 ?
+			    MINIMUM(hpn.rtt_prev, hpn.rtt_recent) :
+			    hpn.rtt_recent));
+		}
+		if (hpn.ping_ok &&
+		    hpn.ping_rtt_min > 2 * rtt + HPN_RELAY_RTT_SLACK) {
+			*why = "measured rate x end-to-end RTT (relay)";
+			return rate_target(c, hpn.ping_rtt_min);
 		}
 		if (rtt <= 0) {
 			*why = "TCP receive buffer";

@@ -34,6 +34,7 @@
 #define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
 #define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
+#define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
 
 struct ssh;
@@ -164,6 +165,12 @@ size_t	hpn_channel_read_len(const struct Channel *);
 void	hpn_channel_read_done(struct Channel *, size_t, size_t);
 void	hpn_channel_write_backlog(struct Channel *, size_t);
 u_int	hpn_channel_burst(const struct Channel *);
+
+/* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
+struct addrinfo;
+int	hpn_socket(const struct addrinfo *, int);
+int	hpn_mptcp_active(int);
+const char *hpn_mptcp_describe(int, char *, size_t);
 
 /* hpn-metrics.c: TCP stack metrics (details in hpn-metrics.h) */
 #define HPN_METRICS_REQUEST	"tcp-info@hpn-patch-set.invalid"
