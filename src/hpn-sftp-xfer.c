@@ -773,6 +773,19 @@ hpn_sftp_settle(struct hpn_sftp *h, u_int version, u_int rbuflen,
 	    h->upstream ? ", limited: upstream's transfers" : "");
 }
 
+/* -n: another connection to the same server takes the first one's figures. */
+void
+hpn_sftp_settle_as(struct hpn_sftp *h, const struct hpn_sftp *from,
+    u_int version)
+{
+	h->version = version;
+	h->rbuflen = from->rbuflen;
+	h->wbuflen = from->wbuflen;
+	h->nreq = from->nreq;
+	h->open_handles = from->open_handles;
+	h->upstream = from->upstream;
+}
+
 /* Equal paths, but for trailing slashes ("dir/" from a glob, "dir"). */
 static int
 same_path(const char *a, const char *b)
@@ -1209,7 +1222,7 @@ hpn_sftp_detach(struct hpn_sftp *h)
 /* the run: files, directories, requests */
 
 enum { F_STAT, F_WAIT, F_OPENING, F_DATA, F_CLOSING, F_CLOSED };
-enum { Q_NONE, Q_WAIT, Q_ACTIVE };
+enum { Q_NONE, Q_WAIT, Q_ACTIVE, Q_PARKED };
 enum { D_START, D_LIST, D_DONE };
 enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
 
@@ -1220,10 +1233,16 @@ enum {
 };
 
 struct xdir;
+struct xlane;
+struct xstripe;
 
 struct xfile {
 	TAILQ_ENTRY(xfile) qnext;	/* waitq or active */
 	int where;			/* Q_* */
+	struct xlane *lane;		/* its connection, once opening */
+	struct xstripe *st;		/* a part of a large file, or NULL */
+	u_int part;			/* ... which, from 0 */
+	u_int64_t pstart, pend;		/* ... its bytes; pend: UINT64_MAX */
 	struct xjob *job;
 	struct xdir *parent;
 	char *src, *dst;
@@ -1248,6 +1267,7 @@ struct xfile {
 	int skip;			/* not one to copy after all */
 	int sized;			/* put: its size went out (inplace) */
 	u_int64_t counted;		/* get: bytes of it in the total */
+	u_int64_t moved;		/* bytes in done_bytes */
 	mode_t mode;
 };
 TAILQ_HEAD(xfiles, xfile);
@@ -1282,6 +1302,7 @@ TAILQ_HEAD(xdirs, xdir);
 
 struct xreq {
 	RB_ENTRY(xreq) node;
+	struct xlane *lane;
 	u_int id;
 	int kind;
 	struct xfile *f;
@@ -1300,8 +1321,15 @@ xreq_cmp(struct xreq *a, struct xreq *b)
 RB_HEAD(xreqs, xreq);
 RB_GENERATE_STATIC(xreqs, xreq, node, xreq_cmp);
 
-struct xrun {
+/*
+ * A connection the run uses (-n: several; hpn-sftp-lanes.c).  Requests
+ * and their ids, data in flight and handles are per connection;
+ * directories are worked on the first only.
+ */
+struct xlane {
 	struct hpn_sftp *h;
+	u_int idx;			/* 0: the first connection */
+	int dead;
 	struct sshbuf *obuf, *ibuf;
 	struct xreqs reqs;
 	u_int nout;			/* requests out */
@@ -1309,8 +1337,32 @@ struct xrun {
 	u_int64_t inflight;		/* their bytes (expected) */
 	u_int64_t budget;		/* at most this many */
 	u_int nhandles;			/* asked for or held */
-	u_int ndirh;			/* of those, directories */
 	u_int max_handles;
+	int fl_in, fl_out;		/* descriptor flags to restore */
+	u_int64_t moved;		/* bytes it carried (debug) */
+};
+
+/*
+ * A large file moved in parts over several connections: the file itself
+ * (whole: never opened, finished once every part is) and its parts.
+ */
+struct xstripe {
+	struct xfile *whole;
+	u_int nparts, left;
+	int created;			/* put: the TRUNC open is done */
+	int creating;			/* ... is out */
+	struct xfiles parked;		/* put: parts that wait for it */
+	u_int64_t *hw;			/* each part's contiguous end */
+	int *complete;			/* each part got all of its bytes */
+};
+
+struct xrun {
+	struct hpn_sftp *h;		/* the first connection's */
+	struct xlane *lanes;
+	u_int nlanes;
+	u_int nout;			/* requests out, all connections */
+	u_int ndirh;			/* directory handles (first lane) */
+	u_int64_t fdmax;		/* our descriptor limit */
 	u_int jobs_left;		/* not finished */
 	struct xfiles waitq;		/* ready to open */
 	u_int nwait;
@@ -1328,6 +1380,9 @@ struct xrun {
 };
 
 static void file_finish(struct xrun *, struct xfile *);
+static void waitq_add(struct xrun *, struct xfile *, int);
+static void unlink_file(struct xrun *, struct xfile *);
+static void file_check(struct xrun *, struct xfile *);
 static void dir_child_done(struct xrun *, struct xdir *, int);
 static void dir_new_get(struct xrun *, struct xjob *, struct xdir *,
     const char *, const char *, Attrib *, int);
@@ -1340,20 +1395,33 @@ is_get(struct xjob *j)
 	return j->kind == J_GET || j->kind == J_GETDIR;
 }
 
+/* The local descriptor of f: a part's is its file's. */
+static int
+xfd(struct xfile *f)
+{
+	return f->st != NULL ? f->st->whole->fd : f->fd;
+}
+
 /* --- requests out --- */
 
+#define L0(x)	(&(x)->lanes[0])
+
+/* A request of f's connection (the first one for the rest). */
 static struct xreq *
 req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
 {
+	struct xlane *l = f != NULL && f->lane != NULL ? f->lane : L0(x);
 	struct xreq *q;
 
 	q = xcalloc(1, sizeof(*q));
-	q->id = (*x->h->msg_id)++;
+	q->lane = l;
+	q->id = (*l->h->msg_id)++;
 	q->kind = kind;
 	q->f = f;
 	q->d = d;
-	if (RB_INSERT(xreqs, &x->reqs, q) != NULL)
+	if (RB_INSERT(xreqs, &l->reqs, q) != NULL)
 		fatal_f("request id %u in use", q->id);
+	l->nout++;
 	x->nout++;
 	if (f != NULL)
 		f->nout++;
@@ -1364,13 +1432,14 @@ static void
 req_path(struct xrun *x, u_char type, struct xreq *q, const char *path,
     Attrib *a)
 {
-	size_t start = frame_start(x->obuf, type, q->id);
+	struct sshbuf *b = q->lane->obuf;
+	size_t start = frame_start(b, type, q->id);
 	int r;
 
-	if ((r = sshbuf_put_cstring(x->obuf, path)) != 0 ||
-	    (a != NULL && (r = encode_attrib(x->obuf, a)) != 0))
+	if ((r = sshbuf_put_cstring(b, path)) != 0 ||
+	    (a != NULL && (r = encode_attrib(b, a)) != 0))
 		fatal_fr(r, "compose");
-	frame_end(x->obuf, start);
+	frame_end(b, start);
 	debug3("Sent message T:%u I:%u P:%s", type, q->id, path);
 }
 
@@ -1378,13 +1447,14 @@ static void
 req_handle(struct xrun *x, u_char type, struct xreq *q, const u_char *handle,
     size_t hlen, Attrib *a)
 {
-	size_t start = frame_start(x->obuf, type, q->id);
+	struct sshbuf *b = q->lane->obuf;
+	size_t start = frame_start(b, type, q->id);
 	int r;
 
-	if ((r = sshbuf_put_string(x->obuf, handle, hlen)) != 0 ||
-	    (a != NULL && (r = encode_attrib(x->obuf, a)) != 0))
+	if ((r = sshbuf_put_string(b, handle, hlen)) != 0 ||
+	    (a != NULL && (r = encode_attrib(b, a)) != 0))
 		fatal_fr(r, "compose");
-	frame_end(x->obuf, start);
+	frame_end(b, start);
 	debug3("Sent message T:%u I:%u", type, q->id);
 }
 
@@ -1409,16 +1479,17 @@ file_close(struct xrun *x, struct xfile *f)
 }
 
 static int
-budget_left(struct xrun *x)
+budget_left(struct xlane *l)
 {
-	return x->inflight < x->budget &&
-	    x->ndata < x->h->nreq * X_DATA_REQS &&
-	    sshbuf_len(x->obuf) < X_OBUF_MAX;
+	return !l->dead && l->inflight < l->budget &&
+	    l->ndata < l->h->nreq * X_DATA_REQS &&
+	    sshbuf_len(l->obuf) < X_OBUF_MAX;
 }
 
 static void
 send_read(struct xrun *x, struct xfile *f, u_int64_t off, u_int len)
 {
+	struct xlane *l = f->lane;
 	struct xreq *q;
 	size_t start;
 	u_int64_t cost = len;
@@ -1432,14 +1503,14 @@ send_read(struct xrun *x, struct xfile *f, u_int64_t off, u_int len)
 	q->off = off;
 	q->len = len;
 	q->cost = cost;
-	x->ndata++;
-	x->inflight += cost;
-	start = frame_start(x->obuf, SSH2_FXP_READ, q->id);
-	if ((r = sshbuf_put_string(x->obuf, f->handle, f->hlen)) != 0 ||
-	    (r = sshbuf_put_u64(x->obuf, off)) != 0 ||
-	    (r = sshbuf_put_u32(x->obuf, len)) != 0)
+	l->ndata++;
+	l->inflight += cost;
+	start = frame_start(l->obuf, SSH2_FXP_READ, q->id);
+	if ((r = sshbuf_put_string(l->obuf, f->handle, f->hlen)) != 0 ||
+	    (r = sshbuf_put_u64(l->obuf, off)) != 0 ||
+	    (r = sshbuf_put_u32(l->obuf, len)) != 0)
 		fatal_fr(r, "compose");
-	frame_end(x->obuf, start);
+	frame_end(l->obuf, start);
 	debug3("Request range %llu -> %llu of \"%s\" I:%u",
 	    (unsigned long long)off, (unsigned long long)off + len - 1,
 	    f->src, q->id);
@@ -1453,34 +1524,40 @@ send_read(struct xrun *x, struct xfile *f, u_int64_t off, u_int len)
 static int
 send_write(struct xrun *x, struct xfile *f)
 {
+	struct xlane *l = f->lane;
 	struct xreq *q;
-	size_t hdr = 4 + 1 + 4 + 4 + f->hlen + 8 + 4, want = x->h->wbuflen;
+	size_t hdr = 4 + 1 + 4 + 4 + f->hlen + 8 + 4, want = l->h->wbuflen;
 	u_char *p;
 	ssize_t n;
 	int r;
 
-	if ((r = sshbuf_reserve(x->obuf, hdr + want, &p)) != 0)
+	/* a part stops at its end; the last one reads on to the EOF */
+	if (f->off >= f->pend)
+		return 0;
+	if (f->pend - f->off < want)
+		want = f->pend - f->off;
+	if ((r = sshbuf_reserve(l->obuf, hdr + want, &p)) != 0)
 		fatal_fr(r, "reserve");
 	do
-		n = pread(f->fd, p + hdr, want, (off_t)f->off);
+		n = pread(xfd(f), p + hdr, want, (off_t)f->off);
 	while (n == -1 && (errno == EINTR || errno == EAGAIN));
 	if (n <= 0) {
 		if (n == -1)
 			error("read local \"%s\": %s", f->src,
 			    strerror(errno));
-		if ((r = sshbuf_consume_end(x->obuf, hdr + want)) != 0)
+		if ((r = sshbuf_consume_end(l->obuf, hdr + want)) != 0)
 			fatal_fr(r, "consume");
 		return n == 0 ? 0 : -1;
 	}
 	if ((size_t)n < want &&
-	    (r = sshbuf_consume_end(x->obuf, want - n)) != 0)
+	    (r = sshbuf_consume_end(l->obuf, want - n)) != 0)
 		fatal_fr(r, "consume");
 	q = req_new(x, XR_WRITE, f, NULL);
 	q->off = f->off;
 	q->len = n;
 	q->cost = n;
-	x->ndata++;
-	x->inflight += n;
+	l->ndata++;
+	l->inflight += n;
 	f->nwrites++;
 	POKE_U32(p, hdr - 4 + n);
 	p[4] = SSH2_FXP_WRITE;
@@ -1610,11 +1687,139 @@ file_new(struct xrun *x, struct xjob *j, struct xdir *parent,
 	f->src = xstrdup(src);
 	f->dst = xstrdup(dst);
 	f->fd = -1;
+	f->pend = UINT64_MAX;
 	f->step = F_WAIT;
 	if (parent != NULL)
 		parent->pending++;
 	x->files_total++;
 	return f;
+}
+
+/*
+ * -n: the connection for the next file or part to open, the one with the
+ * least work left on it (bytes not yet asked for, and in flight) that has
+ * a handle to spare; NULL when none has.
+ */
+static struct xlane *
+lane_pick(struct xrun *x)
+{
+	struct xlane *l, *best = NULL;
+	struct xfile *f;
+	u_int64_t load[HPN_LANES_MAX], left;
+	u_int i;
+
+	for (i = 0; i < x->nlanes; i++)
+		load[i] = x->lanes[i].inflight;
+	TAILQ_FOREACH(f, &x->active, qnext) {
+		if (f->lane == NULL)
+			continue;
+		if (is_get(f->job))
+			left = f->rd.size_known && f->rd.next < f->rd.size ?
+			    f->rd.size - f->rd.next : 0;
+		else
+			left = f->size > f->off ? f->size - f->off : 0;
+		load[f->lane->idx] += left;
+	}
+	for (i = 0; i < x->nlanes; i++) {
+		l = &x->lanes[i];
+		if (l->dead || l->nhandles >= l->max_handles)
+			continue;
+		if (best == NULL || load[i] < load[best->idx])
+			best = l;
+	}
+	return best;
+}
+
+/*
+ * -n: a large file is moved in parts over the connections: at least
+ * HPN_STRIPE_PART bytes each, about four per connection.  Returns the
+ * part size, 0: in one piece.
+ */
+static u_int64_t
+stripe_size(struct xrun *x, struct xfile *f, u_int64_t size)
+{
+	u_int64_t part;
+	u_int live = 0, i;
+
+	for (i = 0; i < x->nlanes; i++)
+		live += !x->lanes[i].dead;
+	if (live < 2 || f->st != NULL || size < 2 * HPN_STRIPE_PART)
+		return 0;
+	part = size / (4 * (u_int64_t)live);
+	part = MAXIMUM(part, HPN_STRIPE_PART);
+	part = (part + 65535) & ~(u_int64_t)65535;
+	return part < size ? part : 0;
+}
+
+/* A part of whole, [start, end) (end UINT64_MAX: to the EOF). */
+static struct xfile *
+part_new(struct xrun *x, struct xfile *whole, u_int k, u_int64_t start,
+    u_int64_t end, u_int buflen)
+{
+	struct xfile *f;
+
+	f = xcalloc(1, sizeof(*f));
+	f->job = whole->job;
+	f->st = whole->st;
+	f->part = k;
+	f->pstart = start;
+	f->pend = end;
+	f->src = xstrdup(whole->src);
+	f->dst = xstrdup(whole->dst);
+	f->a = whole->a;
+	f->have_a = whole->have_a;
+	f->mode = whole->mode;
+	f->fd = -1;
+	f->step = F_WAIT;
+	f->opened = whole->opened;
+	f->off = start;
+	f->size = end == UINT64_MAX ? whole->size : end;
+	if (is_get(f->job)) {
+		hpn_sftp_rd_init(&f->rd, end == UINT64_MAX ? whole->a.size :
+		    end, 1, buflen);
+		f->rd.next = f->rd.highwater = f->rd.maxack = start;
+		if (end != UINT64_MAX)
+			hpn_sftp_rd_eof(&f->rd, end);	/* no probe */
+		/* counted in the total already, but for growth at the end */
+		f->counted = end == UINT64_MAX ? whole->a.size : end;
+	} else {
+		hpn_sftp_rd_init(&f->rd, f->size, 1, buflen);
+		f->rd.highwater = f->rd.maxack = start;
+	}
+	return f;
+}
+
+/*
+ * Cut whole (its size known: a download's attributes, an upload's local
+ * file) into parts of psize, queued to open in order; whole itself waits
+ * for them.
+ */
+static void
+stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
+{
+	struct xstripe *st;
+	struct xfile *f;
+	u_int64_t off;
+	u_int k, n = (u_int)((size + psize - 1) / psize);
+	u_int buflen = is_get(whole->job) ? x->h->rbuflen : x->h->wbuflen;
+
+	st = xcalloc(1, sizeof(*st));
+	st->whole = whole;
+	st->nparts = st->left = n;
+	st->hw = xcalloc(n, sizeof(*st->hw));
+	st->complete = xcalloc(n, sizeof(*st->complete));
+	TAILQ_INIT(&st->parked);
+	whole->st = st;
+	unlink_file(x, whole);
+	whole->step = F_WAIT;
+	debug2_f("\"%s\": %llu bytes in %u parts", whole->src,
+	    (unsigned long long)size, n);
+	for (k = 0, off = 0; k < n; k++, off += psize) {
+		f = part_new(x, whole, k, off,
+		    k == n - 1 ? UINT64_MAX : off + psize, buflen);
+		st->hw[k] = off;
+		waitq_add(x, f, 0);
+	}
 }
 
 static void
@@ -1637,6 +1842,8 @@ unlink_file(struct xrun *x, struct xfile *f)
 		x->nwait--;
 	} else if (f->where == Q_ACTIVE)
 		TAILQ_REMOVE(&x->active, f, qnext);
+	else if (f->where == Q_PARKED)
+		TAILQ_REMOVE(&f->st->parked, f, qnext);
 	f->where = Q_NONE;
 }
 
@@ -1644,6 +1851,8 @@ unlink_file(struct xrun *x, struct xfile *f)
 static void
 get_file_ready(struct xrun *x, struct xfile *f)
 {
+	u_int64_t psize;
+
 	/* Do not preserve set[ug]id here, as we do not preserve ownership */
 	f->mode = (f->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
 	    (f->a.perm & 0777) : 0666;
@@ -1659,6 +1868,11 @@ get_file_ready(struct xrun *x, struct xfile *f)
 	if (f->rd.size_known) {
 		f->counted = f->a.size;
 		x->total_bytes += f->a.size;
+	}
+	if (f->rd.size_known &&
+	    (psize = stripe_size(x, f, f->a.size)) != 0) {
+		stripe(x, f, f->a.size, psize);
+		return;
 	}
 	waitq_add(x, f, 0);
 }
@@ -1703,15 +1917,22 @@ put_early(struct xrun *x, struct xfile *f)
 {
 	struct hpn_sftp *h = x->h;
 	struct early *e;
+	struct stat sb;
 
 	if (h->put_src == NULL || strcmp(f->src, h->put_src) != 0 ||
-	    !f->job->inplace || f->job->preserve != h->put_preserve ||
-	    ((e = early_take(h, E_OPEN, f->dst)) == NULL &&
-	    (e = early_take(h, E_OPENT, f->dst)) == NULL))
+	    !f->job->inplace || f->job->preserve != h->put_preserve)
+		return 0;
+	/* -n: a file to move in parts opens its own way (file_open) */
+	if (x->nlanes > 1 && h->put_fd != -1 && fstat(h->put_fd, &sb) == 0 &&
+	    stripe_size(x, f, sb.st_size) != 0)
+		return 0;
+	if ((e = early_take(h, E_OPEN, f->dst)) == NULL &&
+	    (e = early_take(h, E_OPENT, f->dst)) == NULL)
 		return 0;
 	/* the local file it opened, whatever the remote answer */
 	meter_file(x, f);
 	unlink_file(x, f);
+	f->lane = L0(x);
 	f->where = Q_ACTIVE;
 	TAILQ_INSERT_TAIL(&x->active, f, qnext);
 	if (put_local_open(x, f, h->put_fd) != 0) {
@@ -1722,7 +1943,7 @@ put_early(struct xrun *x, struct xfile *f)
 			f->handle = e->handle;
 			f->hlen = e->hlen;
 			e->handle = NULL;
-			x->nhandles++;
+			f->lane->nhandles++;
 			file_close(x, f);
 			return 1;
 		}
@@ -1733,6 +1954,7 @@ put_early(struct xrun *x, struct xfile *f)
 	if (e->status != SSH2_FX_OK) {
 		/* ask again, now that it is known where: its own OPEN */
 		f->step = F_WAIT;
+		f->lane = NULL;
 		unlink_file(x, f);
 		waitq_add(x, f, 1);
 		return 1;
@@ -1741,57 +1963,88 @@ put_early(struct xrun *x, struct xfile *f)
 	f->handle = e->handle;
 	f->hlen = e->hlen;
 	e->handle = NULL;
-	x->nhandles++;
+	f->lane->nhandles++;
 	f->step = F_DATA;
 	return 1;
 }
 
-/* A file's turn for a handle: ask for it. */
+/* A file's turn for a handle on connection l: ask for it. */
 static void
-file_open(struct xrun *x, struct xfile *f)
+file_open(struct xrun *x, struct xfile *f, struct xlane *l)
 {
 	struct xreq *q;
+	struct sshbuf *b;
 	Attrib junk;
 	size_t start;
 	u_int pflags;
+	u_int64_t psize;
 	int r;
 
+	if (!is_get(f->job) && f->st == NULL) {
+		/* put: the local file first (its size: parts?) */
+		if (!f->opened && put_local_open(x, f, -1) != 0)
+			goto fail;
+		if ((psize = stripe_size(x, f, f->size)) != 0) {
+			stripe(x, f, f->size, psize);
+			return;
+		}
+	}
+	if (f->st != NULL && f->st->whole->failed) {
+		unlink_file(x, f);	/* its file failed already */
+		f->failed = 1;
+		file_finish(x, f);
+		return;
+	}
+	if (!is_get(f->job) && f->st != NULL && !f->job->inplace &&
+	    !f->st->created && f->st->creating) {
+		/* a part waits until the first has created the file */
+		unlink_file(x, f);
+		f->step = F_WAIT;
+		f->where = Q_PARKED;
+		TAILQ_INSERT_TAIL(&f->st->parked, f, qnext);
+		return;
+	}
 	if (f->where != Q_ACTIVE) {
+		unlink_file(x, f);
 		f->where = Q_ACTIVE;
 		TAILQ_INSERT_TAIL(&x->active, f, qnext);
 	}
+	f->lane = l;
+	b = l->obuf;
 	meter_file(x, f);
 	if (is_get(f->job)) {
 		attrib_clear(&junk);
 		pflags = SSH2_FXF_READ;
 		q = req_new(x, XR_OPEN, f, NULL);
-		start = frame_start(x->obuf, SSH2_FXP_OPEN, q->id);
-		if ((r = sshbuf_put_cstring(x->obuf, f->src)) != 0 ||
-		    (r = sshbuf_put_u32(x->obuf, pflags)) != 0 ||
-		    (r = encode_attrib(x->obuf, &junk)) != 0)
+		start = frame_start(b, SSH2_FXP_OPEN, q->id);
+		if ((r = sshbuf_put_cstring(b, f->src)) != 0 ||
+		    (r = sshbuf_put_u32(b, pflags)) != 0 ||
+		    (r = encode_attrib(b, &junk)) != 0)
 			fatal_fr(r, "compose");
-		frame_end(x->obuf, start);
+		frame_end(b, start);
 		debug3("Sent remote message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 		    q->id, f->src, pflags);
-		x->nhandles++;
+		l->nhandles++;
 		f->step = F_OPENING;
 		return;
 	}
-	/* put: the local file first */
-	if (!f->opened && put_local_open(x, f, -1) != 0)
-		goto fail;
-	pflags = SSH2_FXF_WRITE | SSH2_FXF_CREAT |
-	    (f->job->inplace ? 0 : SSH2_FXF_TRUNC);
+	pflags = SSH2_FXF_WRITE | SSH2_FXF_CREAT;
+	if (!f->job->inplace && (f->st == NULL || !f->st->created)) {
+		/* the one OPEN that truncates; a part's others wait for it */
+		pflags |= SSH2_FXF_TRUNC;
+		if (f->st != NULL)
+			f->st->creating = 1;
+	}
 	q = req_new(x, XR_OPEN, f, NULL);
-	start = frame_start(x->obuf, SSH2_FXP_OPEN, q->id);
-	if ((r = sshbuf_put_cstring(x->obuf, f->dst)) != 0 ||
-	    (r = sshbuf_put_u32(x->obuf, pflags)) != 0 ||
-	    (r = encode_attrib(x->obuf, &f->a)) != 0)
+	start = frame_start(b, SSH2_FXP_OPEN, q->id);
+	if ((r = sshbuf_put_cstring(b, f->dst)) != 0 ||
+	    (r = sshbuf_put_u32(b, pflags)) != 0 ||
+	    (r = encode_attrib(b, &f->a)) != 0)
 		fatal_fr(r, "compose");
-	frame_end(x->obuf, start);
+	frame_end(b, start);
 	debug3("Sent dest message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 	    q->id, f->dst, pflags);
-	x->nhandles++;
+	l->nhandles++;
 	f->step = F_OPENING;
 	return;
  fail:
@@ -1825,7 +2078,7 @@ get_pump(struct xrun *x, struct xfile *f)
 
 	if (f->step != F_DATA)
 		return;
-	while (!f->failed && !interrupted && budget_left(x) &&
+	while (!f->failed && !interrupted && budget_left(f->lane) &&
 	    hpn_sftp_rd_next(&f->rd, &off, &len))
 		send_read(x, f, off, len);
 	if (f->failed || interrupted || hpn_sftp_rd_planned(&f->rd) ||
@@ -1844,7 +2097,7 @@ put_pump(struct xrun *x, struct xfile *f)
 	if (f->step != F_DATA)
 		return;
 	while (!f->failed && !interrupted && f->wstatus == SSH2_FX_OK &&
-	    !f->leof && budget_left(x)) {
+	    !f->leof && budget_left(f->lane)) {
 		if ((r = send_write(x, f)) == 0)
 			f->leof = 1;
 		else if (r < 0)
@@ -1853,6 +2106,13 @@ put_pump(struct xrun *x, struct xfile *f)
 	stop = f->failed || interrupted || f->wstatus != SSH2_FX_OK;
 	if (!f->leof && !stop)
 		return;
+	/* a part: size and attributes once all parts are in (part_done) */
+	if (f->st != NULL) {
+		if (stop && f->nwrites > 0)
+			return;
+		file_close(x, f);
+		return;
+	}
 	/* inplace after a failure: truncate where the acks end */
 	if (stop && f->job->inplace && f->nwrites > 0)
 		return;
@@ -1885,6 +2145,109 @@ file_message(struct xfile *f)
 		error("upload \"%s\" to \"%s\" failed", f->src, f->dst);
 }
 
+/* put: the parts that waited for the file's creation go (first). */
+static void
+stripe_release(struct xrun *x, struct xstripe *st)
+{
+	struct xfile *f;
+
+	while ((f = TAILQ_LAST(&st->parked, xfiles)) != NULL) {
+		unlink_file(x, f);
+		waitq_add(x, f, 1);
+	}
+}
+
+/*
+ * A part is done (all its replies in): note how far it got; the last one
+ * finishes the file as a whole.  Its contiguous end is where the parts'
+ * contiguous bytes stop; for an upload the size and attributes go by path
+ * now that every part is closed.
+ */
+static void
+part_done(struct xrun *x, struct xfile *f)
+{
+	struct xstripe *st = f->st;
+	struct xfile *w = st->whole;
+	struct xreq *q;
+	Attrib t;
+	u_int k, bad = 0;
+	u_int64_t hw = 0, end = 0;
+
+	unlink_file(x, f);
+	if (is_get(f->job)) {
+		st->complete[f->part] = hpn_sftp_rd_done(&f->rd) &&
+		    f->rstatus == SSH2_FX_OK && f->werrno == 0;
+		if (f->rstatus != SSH2_FX_OK && w->rstatus == SSH2_FX_OK)
+			w->rstatus = f->rstatus;
+		if (f->werrno != 0 && w->werrno == 0)
+			w->werrno = f->werrno;
+		end = f->rd.eof != ~(u_int64_t)0 ? f->rd.eof : f->rd.maxack;
+	} else {
+		st->complete[f->part] = f->leof && f->nwrites == 0 &&
+		    f->wstatus == SSH2_FX_OK;
+		if (f->wstatus != SSH2_FX_OK && w->wstatus == SSH2_FX_OK)
+			w->wstatus = f->wstatus;
+		end = f->off;
+	}
+	st->hw[f->part] = f->rd.highwater;
+	if (f->failed || f->close_failed || !st->complete[f->part])
+		w->failed = 1;
+	if (f->part == st->nparts - 1) {
+		w->off = end;		/* put: the file's end */
+		w->rd.eof = end;
+	}
+	hpn_sftp_rd_free(&f->rd);
+	free(f->handle);
+	free(f->src);
+	free(f->dst);
+	free(f);
+	/* done before the file was created (it failed): none may wait */
+	if (!st->created)
+		stripe_release(x, st);
+	if (--st->left > 0)
+		return;
+
+	/* the contiguous prefix of the file, over its parts */
+	for (k = 0; k < st->nparts; k++) {
+		hw = st->hw[k];
+		if (!st->complete[k]) {
+			bad = 1;
+			break;
+		}
+	}
+	if (is_get(w->job)) {
+		/* as if read in one piece: done, or truncated at hw */
+		w->rd.inflight = 0;
+		w->rd.ngaps = 0;
+		w->rd.next = w->rd.eof = bad ? hw : w->rd.eof;
+		w->rd.highwater = w->rd.maxack = bad ? hw : w->rd.eof;
+	} else {
+		w->rd.highwater = hw;
+		attrib_clear(&t);
+		if (w->job->inplace) {
+			/* inplace: cut an older, longer file to the new end */
+			t.flags = SSH2_FILEXFER_ATTR_SIZE;
+			t.size = bad ? hw : w->off;
+			q = req_new(x, XR_FIXSIZE, NULL, NULL);
+			q->path = xstrdup(w->dst);
+			req_path(x, SSH2_FXP_SETSTAT, q, w->dst, &t);
+		}
+		if (w->job->preserve && !bad && !w->failed && !interrupted) {
+			q = req_new(x, XR_SETSTAT, NULL, NULL);
+			q->path = xstrdup(w->dst);
+			req_path(x, SSH2_FXP_SETSTAT, q, w->dst, &w->a);
+		}
+	}
+	debug2_f("\"%s\": %u parts in%s", w->src, st->nparts,
+	    bad ? ", incomplete" : "");
+	w->st = NULL;
+	w->step = F_CLOSED;
+	free(st->hw);
+	free(st->complete);
+	free(st);
+	file_finish(x, w);
+}
+
 /* All replies of f are in (or it never got far): finish it locally. */
 static void
 file_finish(struct xrun *x, struct xfile *f)
@@ -1894,6 +2257,10 @@ file_finish(struct xrun *x, struct xfile *f)
 	struct timeval tv[2];
 	int ret = 0, bad;
 
+	if (f->st != NULL && f != f->st->whole) {
+		part_done(x, f);
+		return;
+	}
 	unlink_file(x, f);
 	if (f->skip) {
 		x->files_total--;
@@ -2196,7 +2563,7 @@ get_dir_early(struct xrun *x, struct xdir *d)
 		d->hlen = op->hlen;
 		op->handle = NULL;
 		d->open_ok = 1;
-		x->nhandles++;
+		L0(x)->nhandles++;
 		x->ndirh++;
 	} else
 		d->open_status = op->status;
@@ -2512,8 +2879,12 @@ static void
 dir_pump(struct xrun *x)
 {
 	struct xdir *d, *nd;
-	u_int dirmax = MAXIMUM(1, x->max_handles / 2);
-	int files_out = x->nhandles > x->ndirh;
+	u_int dirmax = MAXIMUM(1, L0(x)->max_handles / 2), i, nh = 0;
+	int files_out;
+
+	for (i = 0; i < x->nlanes; i++)
+		nh += x->lanes[i].nhandles;
+	files_out = nh > x->ndirh;
 
 	for (d = TAILQ_FIRST(&x->dirq); d != NULL; d = nd) {
 		nd = TAILQ_NEXT(d, qnext);
@@ -2529,14 +2900,14 @@ dir_pump(struct xrun *x)
 			continue;
 		}
 		if (is_get(d->job)) {
-			if (x->nhandles >= x->max_handles ||
+			if (L0(x)->nhandles >= L0(x)->max_handles ||
 			    x->ndirh >= dirmax)
 				break;
 			dirq_del(x, d);
 			d->want_open = 0;
 			req_path(x, SSH2_FXP_OPENDIR, req_new(x, XR_OPENDIR,
 			    NULL, d), d->src, NULL);
-			x->nhandles++;
+			L0(x)->nhandles++;
 			x->ndirh++;
 		} else {
 			if (x->nwait >= X_WAITQ_LOW && files_out)
@@ -2598,7 +2969,7 @@ pwrite_all(int fd, const u_char *data, size_t len, u_int64_t off)
 static void
 reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 {
-	struct xfile *f = q->f;
+	struct xfile *f = q->f, *w;
 	const u_char *data;
 	u_char *handle;
 	size_t len, hlen;
@@ -2647,12 +3018,18 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	case XR_OPEN:
 		if (type == SSH2_FXP_STATUS) {
 			parse_status(m, type, &status);
-			x->nhandles--;
-			error("%s open \"%s\": %s",
-			    is_get(f->job) ? "remote" : "dest",
-			    is_get(f->job) ? f->src : f->dst, fx2txt(status));
+			q->lane->nhandles--;
+			if (f->st == NULL || !f->st->whole->failed)
+				error("%s open \"%s\": %s",
+				    is_get(f->job) ? "remote" : "dest",
+				    is_get(f->job) ? f->src : f->dst,
+				    fx2txt(status));
 			f->failed = 1;
 			f->step = F_CLOSED;
+			if (f->st != NULL) {
+				f->st->whole->failed = 1;
+				stripe_release(x, f->st);
+			}
 			file_check(x, f);
 			return;
 		}
@@ -2664,22 +3041,31 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		f->handle = handle;
 		f->hlen = hlen;
 		f->step = F_DATA;
+		if (f->st != NULL && !is_get(f->job) && !f->st->created) {
+			/* the file is there: the other parts may open it */
+			f->st->created = 1;
+			f->st->creating = 0;
+			stripe_release(x, f->st);
+		}
 		/* the local file only once the remote one opened, as upstream */
-		if (is_get(f->job) && !f->opened && !interrupted) {
-			f->opened = 1;
-			f->fd = open(f->dst, O_WRONLY | O_CREAT |
-			    (f->job->inplace ? 0 : O_TRUNC), f->mode | S_IWUSR);
-			if (f->fd == -1) {
-				error("open local \"%s\": %s", f->dst,
+		w = f->st != NULL ? f->st->whole : f;
+		if (is_get(f->job) && !w->opened && !interrupted) {
+			w->opened = 1;
+			w->fd = open(w->dst, O_WRONLY | O_CREAT |
+			    (w->job->inplace ? 0 : O_TRUNC), w->mode | S_IWUSR);
+			if (w->fd == -1) {
+				error("open local \"%s\": %s", w->dst,
 				    strerror(errno));
-				f->failed = 1;
+				w->failed = 1;
 			}
 		}
+		if (w->fd == -1 && is_get(f->job))
+			f->failed = 1;
 		file_check(x, f);
 		return;
 	case XR_READ:
-		x->ndata--;
-		x->inflight -= q->cost;
+		q->lane->ndata--;
+		q->lane->inflight -= q->cost;
 		if (type == SSH2_FXP_STATUS) {
 			parse_status(m, type, &status);
 			if (status == SSH2_FX_EOF)
@@ -2705,8 +3091,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		if (len > q->len)
 			fatal("Received more data than asked for "
 			    "%zu > %u", len, q->len);
-		if (f->fd != -1 && f->werrno == 0 &&
-		    (r = pwrite_all(f->fd, data, len, q->off)) != 0) {
+		if (xfd(f) != -1 && f->werrno == 0 &&
+		    (r = pwrite_all(xfd(f), data, len, q->off)) != 0) {
 			f->werrno = r;
 			f->failed = 1;
 		}
@@ -2715,6 +3101,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		else if (f->rd.inflight > 0)
 			f->rd.inflight--;
 		x->done_bytes += len;
+		f->moved += len;
+		q->lane->moved += len;
 		if (q->off + len > f->counted) {
 			/* progress: more than its size said */
 			x->total_bytes += q->off + len - f->counted;
@@ -2723,8 +3111,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		file_check(x, f);
 		return;
 	case XR_WRITE:
-		x->ndata--;
-		x->inflight -= q->cost;
+		q->lane->ndata--;
+		q->lane->inflight -= q->cost;
 		f->nwrites--;
 		parse_status(m, type, &status);
 		if (status != SSH2_FX_OK) {
@@ -2733,6 +3121,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		} else {
 			hpn_sftp_rd_ack(&f->rd, q->off, q->len);
 			x->done_bytes += q->len;
+			f->moved += q->len;
+			q->lane->moved += q->len;
 		}
 		file_check(x, f);
 		return;
@@ -2745,7 +3135,7 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		return;
 	case XR_CLOSE:
 		parse_status(m, type, &status);
-		x->nhandles--;
+		q->lane->nhandles--;
 		if (status != SSH2_FX_OK) {
 			error("close remote \"%s\": %s",
 			    is_get(f->job) ? f->src : f->dst, fx2txt(status));
@@ -2828,7 +3218,7 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	case XR_OPENDIR:
 		if (type == SSH2_FXP_STATUS) {
 			parse_status(m, type, &status);
-			x->nhandles--;
+			L0(x)->nhandles--;
 			x->ndirh--;
 			d->open_status = status;
 		} else {
@@ -2891,7 +3281,7 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		return;
 	case XR_DCLOSE:
 		parse_status(m, type, &status);
-		x->nhandles--;
+		L0(x)->nhandles--;
 		x->ndirh--;
 		if (status != SSH2_FX_OK)
 			error("close remote \"%s\": %s", d->src,
@@ -2911,7 +3301,7 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 }
 
 static void
-reply(struct xrun *x, struct sshbuf *m)
+reply(struct xrun *x, struct xlane *l, struct sshbuf *m)
 {
 	struct xreq key, *q;
 	u_char type;
@@ -2923,9 +3313,10 @@ reply(struct xrun *x, struct sshbuf *m)
 		fatal_fr(r, "parse");
 	debug3("Received reply T:%u I:%u", type, id);
 	key.id = id;
-	if ((q = RB_FIND(xreqs, &x->reqs, &key)) == NULL)
+	if ((q = RB_FIND(xreqs, &l->reqs, &key)) == NULL)
 		fatal("Unexpected reply %u", id);
-	RB_REMOVE(xreqs, &x->reqs, q);
+	RB_REMOVE(xreqs, &l->reqs, q);
+	l->nout--;
 	x->nout--;
 	if (q->f != NULL)
 		q->f->nout--;
@@ -2955,25 +3346,30 @@ static void
 schedule(struct xrun *x)
 {
 	struct xfile *f, *nf;
-	u_int64_t ahead = 0;
+	struct xlane *l;
+	u_int64_t ahead = 0, budget = 0;
 	int ahead_known = 0;
+	u_int i;
+
+	for (i = 0; i < x->nlanes; i++)
+		if (!x->lanes[i].dead)
+			budget += x->lanes[i].budget;
 
 	dir_pump(x);
 	/* on Ctrl-C nothing new starts: what waits is dropped */
 	while (interrupted && (f = TAILQ_FIRST(&x->waitq)) != NULL)
 		file_finish(x, f);
 	while ((f = TAILQ_FIRST(&x->waitq)) != NULL &&
-	    x->nhandles < x->max_handles &&
-	    sshbuf_len(x->obuf) < X_OBUF_MAX) {
+	    (l = lane_pick(x)) != NULL &&
+	    sshbuf_len(l->obuf) < X_OBUF_MAX) {
 		/* enough open to fill the budget: wait for one to finish */
 		if (!ahead_known) {
 			ahead = unasked(x);
 			ahead_known = 1;
 		}
-		if (ahead >= x->budget)
+		if (ahead >= budget)
 			break;
-		unlink_file(x, f);
-		file_open(x, f);
+		file_open(x, f, l);
 		ahead_known = 0;
 	}
 	for (f = TAILQ_FIRST(&x->active); f != NULL; f = nf) {
@@ -2987,66 +3383,192 @@ schedule(struct xrun *x)
 	}
 }
 
+/* How f's reads or writes are set up, from its start (or its part's). */
 static void
-loop_io(struct xrun *x)
+file_rd_init(struct xrun *x, struct xfile *f)
 {
-	struct pollfd pfd[2];
+	if (is_get(f->job)) {
+		if (f->st != NULL) {
+			hpn_sftp_rd_init(&f->rd, f->pend == UINT64_MAX ?
+			    f->st->whole->a.size : f->pend, 1, x->h->rbuflen);
+			f->rd.next = f->pstart;
+			if (f->pend != UINT64_MAX)
+				hpn_sftp_rd_eof(&f->rd, f->pend);
+		} else
+			hpn_sftp_rd_init(&f->rd, f->a.size,
+			    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0,
+			    x->h->rbuflen);
+	} else
+		hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
+	f->rd.highwater = f->rd.maxack = f->pstart;
+}
+
+/*
+ * -n: a file (or part) whose connection was lost starts again from its
+ * start on another, unless a download of it is complete already.
+ */
+static void
+file_restart(struct xrun *x, struct xfile *f)
+{
+	free(f->handle);
+	f->handle = NULL;
+	f->hlen = 0;
+	f->nout = 0;
+	if (f->failed || (is_get(f->job) && f->step == F_CLOSING &&
+	    hpn_sftp_rd_done(&f->rd))) {
+		f->step = F_CLOSED;
+		file_check(x, f);
+		return;
+	}
+	x->done_bytes -= MINIMUM(x->done_bytes, f->moved);
+	f->moved = 0;
+	hpn_sftp_rd_free(&f->rd);
+	file_rd_init(x, f);
+	f->off = f->pstart;
+	f->leof = 0;
+	f->nwrites = 0;
+	f->wstatus = SSH2_FX_OK;
+	f->rstatus = SSH2_FX_OK;
+	f->sized = 0;
+	if (f->st != NULL && !f->st->created)
+		f->st->creating = 0;	/* its TRUNC open: again */
+	f->lane = NULL;
+	unlink_file(x, f);
+	waitq_add(x, f, 1);
+	debug2_f("\"%s\" (from %llu) again", f->src,
+	    (unsigned long long)f->pstart);
+}
+
+/*
+ * Connection l closed under the run.  The first one carries directories
+ * and the session itself: losing it ends the program, as before.  Another
+ * (-n) is dropped: its requests are forgotten and its files and parts
+ * start again on the others.
+ */
+static void
+lane_lost(struct xrun *x, struct xlane *l, const char *why)
+{
+	struct xreq *q, *nq;
+	struct xfile *f, *nf;
+
+	if (l->idx == 0)
+		fatal("%s", why);
+	error("-n: connection %u of %u lost (%s): its transfers go on over "
+	    "the others", l->idx + 1, x->nlanes, why);
+	l->dead = 1;
+	for (q = RB_MIN(xreqs, &l->reqs); q != NULL; q = nq) {
+		nq = RB_NEXT(xreqs, &l->reqs, q);
+		RB_REMOVE(xreqs, &l->reqs, q);
+		x->nout--;
+		free(q->path);
+		free(q);
+	}
+	l->nout = l->ndata = l->nhandles = 0;
+	l->inflight = 0;
+	sshbuf_reset(l->obuf);
+	sshbuf_reset(l->ibuf);
+	for (f = TAILQ_FIRST(&x->active); f != NULL; f = nf) {
+		nf = TAILQ_NEXT(f, qnext);
+		if (f->lane == l)
+			file_restart(x, f);
+	}
+	hpn_sftp_lanes_lost(l->h);
+	l->h = NULL;
+}
+
+/* Write what l has composed, read and handle what came back. */
+static void
+lane_io(struct xrun *x, struct xlane *l, struct pollfd *pfd)
+{
 	struct sshbuf *m;
 	const u_char *p;
 	ssize_t n;
 	size_t rlen;
 	u_int len;
-	int r, timeout = -1;
+	int r;
 
-	pfd[0].fd = x->h->fd_in;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = sshbuf_len(x->obuf) > 0 ? x->h->fd_out : -1;
-	pfd[1].events = POLLOUT;
-	pfd[0].revents = pfd[1].revents = 0;
+	if (pfd[1].revents & (POLLOUT|POLLERR|POLLHUP)) {
+		if (l->idx == 0)
+			n = write(l->h->fd_out, sshbuf_ptr(l->obuf),
+			    sshbuf_len(l->obuf));
+		else
+			n = send(l->h->fd_out, sshbuf_ptr(l->obuf),
+			    sshbuf_len(l->obuf), MSG_NOSIGNAL);
+		if (n == -1 && errno != EAGAIN && errno != EINTR &&
+		    errno != EWOULDBLOCK) {
+			if (l->idx == 0)
+				fatal("Couldn't send packet: %s",
+				    strerror(errno));
+			lane_lost(x, l, strerror(errno));
+			return;
+		}
+		if (n > 0 && (r = sshbuf_consume(l->obuf, n)) != 0)
+			fatal_fr(r, "consume");
+	}
+	if (!(pfd[0].revents & (POLLIN|POLLERR|POLLHUP)))
+		return;
+	if ((r = sshbuf_read(l->h->fd_in, l->ibuf, X_READ_MAX,
+	    &rlen)) != 0) {
+		if (r == SSH_ERR_SYSTEM_ERROR &&
+		    (errno == EAGAIN || errno == EINTR ||
+		    errno == EWOULDBLOCK))
+			return;
+		if (r == SSH_ERR_SYSTEM_ERROR && errno == EPIPE) {
+			lane_lost(x, l, "Connection closed");
+			return;
+		}
+		if (l->idx == 0)
+			fatal("Couldn't read packet: %s", ssh_err(r));
+		lane_lost(x, l, ssh_err(r));
+		return;
+	}
+	while (!l->dead && sshbuf_len(l->ibuf) >= 4) {
+		p = sshbuf_ptr(l->ibuf);
+		len = PEEK_U32(p);
+		if (len > SFTP_MAX_MSG_LENGTH && l->idx == 0)
+			fatal("Received message too long %u", len);
+		if (len > SFTP_MAX_MSG_LENGTH) {
+			lane_lost(x, l, "a message too long");
+			return;
+		}
+		if (sshbuf_len(l->ibuf) < 4 + (size_t)len)
+			break;
+		if ((m = sshbuf_from(p + 4, len)) == NULL)
+			fatal_f("sshbuf_from failed");
+		reply(x, l, m);
+		sshbuf_free(m);
+		if ((r = sshbuf_consume(l->ibuf, 4 + len)) != 0)
+			fatal_fr(r, "consume");
+	}
+}
+
+static void
+loop_io(struct xrun *x)
+{
+	struct pollfd pfd[2 * HPN_LANES_MAX];
+	struct xlane *l;
+	u_int i;
+	int timeout = -1;
+
+	for (i = 0; i < x->nlanes; i++) {
+		l = &x->lanes[i];
+		pfd[2 * i].fd = l->dead || l->nout == 0 ? -1 : l->h->fd_in;
+		pfd[2 * i].events = POLLIN;
+		pfd[2 * i + 1].fd = !l->dead && sshbuf_len(l->obuf) > 0 ?
+		    l->h->fd_out : -1;
+		pfd[2 * i + 1].events = POLLOUT;
+		pfd[2 * i].revents = pfd[2 * i + 1].revents = 0;
+	}
 	if (x->meter)
 		timeout = 1000;
-	if (x->nout == 0)
-		pfd[0].fd = -1;
-	if (poll(pfd, 2, timeout) == -1) {
+	if (poll(pfd, 2 * x->nlanes, timeout) == -1) {
 		if (errno == EINTR || errno == EAGAIN)
 			return;
 		fatal_f("poll: %s", strerror(errno));
 	}
-	if (pfd[1].revents & (POLLOUT|POLLERR|POLLHUP)) {
-		n = write(x->h->fd_out, sshbuf_ptr(x->obuf),
-		    sshbuf_len(x->obuf));
-		if (n == -1 && errno != EAGAIN && errno != EINTR &&
-		    errno != EWOULDBLOCK)
-			fatal("Couldn't send packet: %s", strerror(errno));
-		if (n > 0 && (r = sshbuf_consume(x->obuf, n)) != 0)
-			fatal_fr(r, "consume");
-	}
-	if (pfd[0].revents & (POLLIN|POLLERR|POLLHUP)) {
-		if ((r = sshbuf_read(x->h->fd_in, x->ibuf, X_READ_MAX,
-		    &rlen)) != 0) {
-			if (r == SSH_ERR_SYSTEM_ERROR &&
-			    (errno == EAGAIN || errno == EINTR ||
-			    errno == EWOULDBLOCK))
-				return;
-			if (r == SSH_ERR_SYSTEM_ERROR && errno == EPIPE)
-				fatal("Connection closed");
-			fatal("Couldn't read packet: %s", ssh_err(r));
-		}
-		while (sshbuf_len(x->ibuf) >= 4) {
-			p = sshbuf_ptr(x->ibuf);
-			len = PEEK_U32(p);
-			if (len > SFTP_MAX_MSG_LENGTH)
-				fatal("Received message too long %u", len);
-			if (sshbuf_len(x->ibuf) < 4 + (size_t)len)
-				break;
-			if ((m = sshbuf_from(p + 4, len)) == NULL)
-				fatal_f("sshbuf_from failed");
-			reply(x, m);
-			sshbuf_free(m);
-			if ((r = sshbuf_consume(x->ibuf, 4 + len)) != 0)
-				fatal_fr(r, "consume");
-		}
-	}
+	for (i = 0; i < x->nlanes; i++)
+		if (!x->lanes[i].dead)
+			lane_io(x, &x->lanes[i], &pfd[2 * i]);
 }
 
 /* Raise our descriptor limit as far as the hard one lets us (bounded). */
@@ -3155,37 +3677,89 @@ job_start(struct xrun *x, struct xjob *j)
 	}
 }
 
+/* Is anything composed and not yet written, on any live connection? */
+static int
+lanes_pending(struct xrun *x)
+{
+	u_int i;
+
+	for (i = 0; i < x->nlanes; i++)
+		if (!x->lanes[i].dead && sshbuf_len(x->lanes[i].obuf) > 0)
+			return 1;
+	return 0;
+}
+
+/* A connection of the run; fatal if its descriptors cannot be set up. */
+static void
+lane_init(struct xrun *x, struct xlane *l, struct hpn_sftp *h, u_int idx)
+{
+	u_int64_t nofile;
+
+	l->h = h;
+	l->idx = idx;
+	if ((l->obuf = sshbuf_new()) == NULL ||
+	    (l->ibuf = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	RB_INIT(&l->reqs);
+	l->budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
+	/* our descriptors are shared: each connection gets its share */
+	nofile = x->fdmax;
+	if (nofile > HPN_SFTP_FD_RESERVE && x->nlanes > 1)
+		nofile = HPN_SFTP_FD_RESERVE +
+		    (nofile - HPN_SFTP_FD_RESERVE) / x->nlanes;
+	l->max_handles = hpn_sftp_max_handles(h->open_handles, nofile);
+	/* Writes must not block while the server waits for us to read. */
+	l->fl_in = -1;
+	if ((l->fl_out = fcntl(h->fd_out, F_GETFL)) == -1 ||
+	    fcntl(h->fd_out, F_SETFL, l->fl_out | O_NONBLOCK) == -1)
+		fatal_f("fcntl: %s", strerror(errno));
+	if (h->fd_in != h->fd_out &&
+	    ((l->fl_in = fcntl(h->fd_in, F_GETFL)) == -1 ||
+	    fcntl(h->fd_in, F_SETFL, l->fl_in | O_NONBLOCK) == -1))
+		fatal_f("fcntl: %s", strerror(errno));
+}
+
+static void
+lane_done(struct xlane *l)
+{
+	if (!l->dead && l->h != NULL &&
+	    (fcntl(l->h->fd_out, F_SETFL, l->fl_out) == -1 ||
+	    (l->fl_in != -1 && fcntl(l->h->fd_in, F_SETFL, l->fl_in) == -1)))
+		fatal_f("fcntl: %s", strerror(errno));
+	if (l->idx > 0 && l->moved > 0)
+		debug_f("connection %u moved %llu bytes", l->idx + 1,
+		    (unsigned long long)l->moved);
+	sshbuf_free(l->obuf);
+	sshbuf_free(l->ibuf);
+}
+
 static int
 run_jobs(struct hpn_sftp *h, struct xjobs *q)
 {
 	struct xrun x;
 	struct xjob *j;
-	int ret = 0, fl_out, fl_in = -1;
+	struct hpn_sftp **more;
+	u_int i, n;
+	int ret = 0;
 
 	memset(&x, 0, sizeof(x));
 	x.h = h;
-	if ((x.obuf = sshbuf_new()) == NULL || (x.ibuf = sshbuf_new()) == NULL)
-		fatal_f("sshbuf_new failed");
-	RB_INIT(&x.reqs);
+	n = hpn_sftp_lanes(h, &more);
+	x.nlanes = 1 + n;
+	x.lanes = xcalloc(x.nlanes, sizeof(*x.lanes));
+	x.fdmax = fd_limit();
+	lane_init(&x, &x.lanes[0], h, 0);
+	for (i = 0; i < n; i++)
+		lane_init(&x, &x.lanes[1 + i], more[i], 1 + i);
 	TAILQ_INIT(&x.waitq);
 	TAILQ_INIT(&x.active);
 	TAILQ_INIT(&x.dirq);
 	TAILQ_INIT(&x.listing);
-	x.budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
-	x.max_handles = hpn_sftp_max_handles(h->open_handles, fd_limit());
 	x.meter = showprogress;
 	x.start = x.last = monotime_double();
-	debug2_f("budget %llu bytes, at most %u handles",
-	    (unsigned long long)x.budget, x.max_handles);
-
-	/* Writes must not block while the server waits for us to read. */
-	if ((fl_out = fcntl(h->fd_out, F_GETFL)) == -1 ||
-	    fcntl(h->fd_out, F_SETFL, fl_out | O_NONBLOCK) == -1)
-		fatal_f("fcntl: %s", strerror(errno));
-	if (h->fd_in != h->fd_out &&
-	    ((fl_in = fcntl(h->fd_in, F_GETFL)) == -1 ||
-	    fcntl(h->fd_in, F_SETFL, fl_in | O_NONBLOCK) == -1))
-		fatal_f("fcntl: %s", strerror(errno));
+	debug2_f("budget %llu bytes, at most %u handles, %u connection%s",
+	    (unsigned long long)x.lanes[0].budget, x.lanes[0].max_handles,
+	    x.nlanes, x.nlanes == 1 ? "" : "s");
 
 	/* every job's first requests go out together */
 	TAILQ_FOREACH(j, q, next)
@@ -3194,7 +3768,7 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	for (;;) {
 		schedule(&x);
 		meter_draw(&x, 0);
-		if (x.nout == 0 && sshbuf_len(x.obuf) == 0) {
+		if (x.nout == 0 && !lanes_pending(&x)) {
 			if (x.jobs_left == 0)
 				break;
 			if (TAILQ_EMPTY(&x.waitq) && TAILQ_EMPTY(&x.dirq))
@@ -3205,9 +3779,9 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	if (x.drawn || (x.meter && x.total_bytes > 0))
 		meter_draw(&x, 1);
 
-	if (fcntl(h->fd_out, F_SETFL, fl_out) == -1 ||
-	    (fl_in != -1 && fcntl(h->fd_in, F_SETFL, fl_in) == -1))
-		fatal_f("fcntl: %s", strerror(errno));
+	for (i = 0; i < x.nlanes; i++)
+		lane_done(&x.lanes[i]);
+	free(x.lanes);
 	early_free(h);
 	while ((j = TAILQ_FIRST(q)) != NULL) {
 		TAILQ_REMOVE(q, j, next);
@@ -3217,7 +3791,5 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	}
 	if (interrupted)
 		ret = -1;
-	sshbuf_free(x.obuf);
-	sshbuf_free(x.ibuf);
 	return ret;
 }

@@ -65,4 +65,16 @@ int	hpn_sftp_open_read(struct hpn_sftp *, const char *, u_char **,
 	    size_t *, u_int64_t *, u_int *);
 void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
 
+/* -n N: more connections for the engine (hpn-sftp-lanes.c) */
+#define HPN_LANES_MAX		64	/* -n at most */
+#define HPN_STRIPE_PART		(8 * 1024 * 1024) /* a file's parts: at least */
+int	hpn_sftp_lanes_parse(const char *);
+u_int	hpn_sftp_lanes_wanted(void);
+void	hpn_sftp_lanes_cmd(char * const *);
+void	hpn_sftp_lanes_ssh(char * const *, const char *, const char *,
+	    const char *, int);
+u_int	hpn_sftp_lanes(struct hpn_sftp *, struct hpn_sftp ***);
+void	hpn_sftp_lanes_lost(struct hpn_sftp *);
+void	hpn_sftp_settle_as(struct hpn_sftp *, const struct hpn_sftp *, u_int);
+
 #endif /* HPN_SFTP_XFER_H */

@@ -1,0 +1,378 @@
+/*
+ * HPN patch set: hpnscp -n N and hpnsftp -n N, one transfer over N
+ * connections.
+ *
+ * One TCP stream falls short on long paths with loss: each loss halves
+ * that one stream's window.  With -n N the transfer engine
+ * (hpn-sftp-xfer.c) also uses N-1 more SFTP sessions, each over its own
+ * ssh process and so its own TCP connection ("lanes"): files are spread
+ * over them, and large files are cut into parts moved on several at once.
+ *
+ * The extra connections run the same ssh command line as the first, with
+ * BatchMode (they never prompt: a password or a passphrase is asked once,
+ * for the first) and without ControlMaster/ControlPath (each needs a TCP
+ * connection of its own).  They are started together when the first
+ * transfer begins and greeted with INIT; one that does not answer VERSION
+ * (authentication needs a person, the server refuses more sessions) is
+ * dropped with a notice and the transfer goes on with the others.  They
+ * take the first connection's limits (the same server).  At exit their
+ * sockets are closed and the ssh processes reaped by PID (bounded: then
+ * SIGTERM).
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xmalloc.h"
+#include "log.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "atomicio.h"
+
+#include "sftp.h"
+
+#include "hpn.h"
+#include "hpn-sftp-xfer.h"
+
+#define LANE_GREET_WAIT	60	/* s: for every lane's VERSION */
+
+static struct {
+	u_int want;		/* -n */
+	char **argv;		/* the first connection's command */
+	int tried;
+	u_int n;		/* extra lanes up */
+	struct hpn_sftp *h[HPN_LANES_MAX];
+	int fd[HPN_LANES_MAX];
+	pid_t pid[HPN_LANES_MAX];
+	u_int msg_id[HPN_LANES_MAX];
+} lanes;
+
+/* -n's argument: 1 to HPN_LANES_MAX. */
+int
+hpn_sftp_lanes_parse(const char *s)
+{
+	const char *errstr = NULL;
+	long long n;
+
+	n = strtonum(s, 1, HPN_LANES_MAX, &errstr);
+	if (errstr != NULL)
+		return -1;
+	lanes.want = (u_int)n;
+	return 0;
+}
+
+u_int
+hpn_sftp_lanes_wanted(void)
+{
+	return lanes.want == 0 ? 1 : lanes.want;
+}
+
+static void
+lanes_argv_free(char **argv)
+{
+	size_t i;
+
+	if (argv == NULL)
+		return;
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/*
+ * The command of the first connection: argv[0] the program, then its
+ * arguments up to NULL; our options go right after argv[0].
+ */
+void
+hpn_sftp_lanes_cmd(char * const *argv)
+{
+	static const char *extra[] = {
+		"-oBatchMode=yes", "-oControlMaster=no", "-oControlPath=none",
+	};
+	size_t i, n, k = 0;
+
+	if (lanes.want <= 1 || argv == NULL || argv[0] == NULL)
+		return;
+	for (n = 0; argv[n] != NULL; n++)
+		;
+	lanes_argv_free(lanes.argv);
+	lanes.argv = xcalloc(n + 4, sizeof(*lanes.argv));
+	lanes.argv[k++] = xstrdup(argv[0]);
+	for (i = 0; i < sizeof(extra) / sizeof(*extra); i++)
+		lanes.argv[k++] = xstrdup(extra[i]);
+	for (i = 1; i < n; i++)
+		lanes.argv[k++] = xstrdup(argv[i]);
+	lanes.argv[k] = NULL;
+}
+
+/* scp: its ssh command is put together in the child; the same here. */
+void
+hpn_sftp_lanes_ssh(char * const *base, const char *program,
+    const char *host, const char *user, int port)
+{
+	char **v, portbuf[16];
+	size_t n, k = 0, i;
+
+	if (lanes.want <= 1 || base == NULL)
+		return;
+	for (n = 0; base[n] != NULL; n++)
+		;
+	v = xcalloc(n + 10, sizeof(*v));
+	v[k++] = xstrdup(program);
+	for (i = 1; i < n; i++)
+		v[k++] = xstrdup(base[i]);
+	if (port != -1) {
+		snprintf(portbuf, sizeof(portbuf), "%d", port);
+		v[k++] = xstrdup("-p");
+		v[k++] = xstrdup(portbuf);
+	}
+	if (user != NULL) {
+		v[k++] = xstrdup("-l");
+		v[k++] = xstrdup(user);
+	}
+	v[k++] = xstrdup("-s");
+	v[k++] = xstrdup("--");
+	v[k++] = xstrdup(host);
+	v[k++] = xstrdup("sftp");
+	v[k] = NULL;
+	hpn_sftp_lanes_cmd(v);
+	lanes_argv_free(v);
+}
+
+/* At exit: close the lanes, reap their ssh processes (bounded). */
+static void
+lanes_reap(void)
+{
+	u_int i, tries;
+	int left;
+
+	for (i = 0; i < HPN_LANES_MAX; i++) {
+		if (lanes.fd[i] != -1 && lanes.pid[i] > 0) {
+			close(lanes.fd[i]);
+			lanes.fd[i] = -1;
+		}
+	}
+	for (tries = 0; tries < 100; tries++) {
+		for (i = 0, left = 0; i < HPN_LANES_MAX; i++) {
+			if (lanes.pid[i] <= 0)
+				continue;
+			if (waitpid(lanes.pid[i], NULL, WNOHANG) != 0)
+				lanes.pid[i] = 0;
+			else
+				left++;
+		}
+		if (left == 0)
+			return;
+		if (tries == 50)
+			for (i = 0; i < HPN_LANES_MAX; i++)
+				if (lanes.pid[i] > 0)
+					kill(lanes.pid[i], SIGTERM);
+		usleep(100 * 1000);
+	}
+}
+
+static pid_t
+spawn(int *fdp)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1) {
+		error("-n: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		error("-n: fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		if (dup2(sv[0], STDIN_FILENO) == -1 ||
+		    dup2(sv[0], STDOUT_FILENO) == -1)
+			_exit(255);
+		close(sv[0]);
+		close(sv[1]);
+		execvp(lanes.argv[0], lanes.argv);
+		fprintf(stderr, "%s: %s\r\n", lanes.argv[0], strerror(errno));
+		_exit(255);
+	}
+	close(sv[0]);
+	(void)fcntl(sv[1], F_SETFD, FD_CLOEXEC);
+	*fdp = sv[1];
+	return pid;
+}
+
+/*
+ * Read the VERSION of every lane in fds (-1: none), all at once, until
+ * the deadline.  ver[i]: its version, 0 when none came.
+ */
+static void
+greet(int *fds, u_int *ver, u_int n)
+{
+	struct pollfd pfd[HPN_LANES_MAX];
+	u_char head[HPN_LANES_MAX][9], tmp[4096];
+	size_t have[HPN_LANES_MAX], need[HPN_LANES_MAX];
+	double deadline = monotime_double() + LANE_GREET_WAIT;
+	u_int i, left, len;
+	ssize_t r;
+
+	memset(have, 0, sizeof(have));
+	memset(need, 0, sizeof(need));
+	for (i = 0; i < n; i++)
+		if (fds[i] != -1 && set_nonblock(fds[i]) == -1)
+			fds[i] = -1;
+	for (;;) {
+		for (i = 0, left = 0; i < n; i++) {
+			pfd[i].fd = fds[i];
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+			left += fds[i] != -1;
+		}
+		if (left == 0 || monotime_double() >= deadline)
+			break;
+		if (poll(pfd, n, 1000) == -1 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			if (fds[i] == -1 || pfd[i].revents == 0)
+				continue;
+			if (have[i] < sizeof(head[i])) {
+				r = read(fds[i], head[i] + have[i],
+				    sizeof(head[i]) - have[i]);
+				if (r == -1 && (errno == EAGAIN ||
+				    errno == EINTR || errno == EWOULDBLOCK))
+					continue;
+				if (r <= 0) {
+					fds[i] = -1;	/* no VERSION */
+					continue;
+				}
+				have[i] += r;
+				if (have[i] < sizeof(head[i]))
+					continue;
+				len = PEEK_U32(head[i]);
+				if (head[i][4] != SSH2_FXP_VERSION || len < 5 ||
+				    len > 256 * 1024) {
+					error("-n: connection %u: not an SFTP "
+					    "VERSION", i + 2);
+					fds[i] = -1;
+					continue;
+				}
+				ver[i] = PEEK_U32(head[i] + 5);
+				need[i] = len - 5;	/* its extensions */
+			}
+			while (need[i] > 0) {
+				r = read(fds[i], tmp, MINIMUM(need[i],
+				    sizeof(tmp)));
+				if (r == -1 && (errno == EAGAIN ||
+				    errno == EINTR || errno == EWOULDBLOCK))
+					break;
+				if (r <= 0) {
+					ver[i] = 0;
+					fds[i] = -1;
+					break;
+				}
+				need[i] -= r;
+			}
+			if (fds[i] != -1 && need[i] == 0) {
+				(void)unset_nonblock(fds[i]);
+				fds[i] = -1;	/* done */
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (fds[i] != -1 || have[i] < sizeof(head[i]) || need[i] > 0)
+			ver[i] = 0;
+}
+
+/*
+ * The extra lanes for a run on main: started on the first call.  Returns
+ * how many are up; *hp: their states.
+ */
+u_int
+hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
+{
+	static const u_char init[] = { 0, 0, 0, 5, SSH2_FXP_INIT,
+	    0, 0, 0, SSH2_FILEXFER_VERSION };
+	int fds[HPN_LANES_MAX], wfd[HPN_LANES_MAX];
+	u_int ver[HPN_LANES_MAX], i, k, want;
+
+	*hp = lanes.h;
+	if (lanes.tried)
+		return lanes.n;
+	lanes.tried = 1;
+	for (i = 0; i < HPN_LANES_MAX; i++) {
+		lanes.fd[i] = -1;
+		lanes.pid[i] = 0;
+	}
+	if (lanes.want <= 1 || lanes.argv == NULL)
+		return 0;
+	want = lanes.want - 1;
+	atexit(lanes_reap);
+	for (i = 0; i < want; i++) {
+		fds[i] = -1;
+		ver[i] = 0;
+		if ((lanes.pid[i] = spawn(&lanes.fd[i])) <= 0) {
+			lanes.pid[i] = 0;
+			continue;
+		}
+		if (atomicio(vwrite, lanes.fd[i], (void *)init,
+		    sizeof(init)) != sizeof(init))
+			continue;
+		fds[i] = lanes.fd[i];
+	}
+	memcpy(wfd, fds, sizeof(wfd));
+	greet(wfd, ver, want);
+	for (i = k = 0; i < want; i++) {
+		if (ver[i] == 0) {
+			if (lanes.fd[i] != -1)
+				close(lanes.fd[i]);
+			lanes.fd[i] = -1;
+			continue;
+		}
+		lanes.msg_id[i] = 1;
+		lanes.h[k] = hpn_sftp_attach(lanes.fd[i], lanes.fd[i],
+		    &lanes.msg_id[i]);
+		hpn_sftp_settle_as(lanes.h[k], main, ver[i]);
+		k++;
+	}
+	lanes.n = k;
+	if (k < want)
+		logit("-n %u: %u of the %u extra connections failed (they "
+		    "need authentication without a prompt: keys or an "
+		    "agent); going on with %u", lanes.want, want - k, want,
+		    k + 1);
+	else
+		debug_f("%u extra connections", k);
+	return k;
+}
+
+/* The engine lost lane h (its connection closed): drop it. */
+void
+hpn_sftp_lanes_lost(struct hpn_sftp *h)
+{
+	u_int i;
+
+	for (i = 0; i < lanes.n; i++)
+		if (lanes.h[i] == h)
+			break;
+	if (i == lanes.n)
+		return;
+	memmove(lanes.h + i, lanes.h + i + 1,
+	    (lanes.n - i - 1) * sizeof(*lanes.h));
+	lanes.n--;
+	hpn_sftp_detach(h);
+}

@@ -1,0 +1,167 @@
+#	HPN patch set: hpnscp -n N and hpnsftp -n N (src/hpn-sftp-lanes.c,
+#	the lanes of src/hpn-sftp-xfer.c).  Bad values; a large file in parts
+#	both ways over 4 connections (each one carried a share); scp over a
+#	longer file; sftp put (the truncating open first); trees with a large
+#	file in them; -p; our sftp-server, the stock build's and paramiko's;
+#	extra connections that cannot authenticate (a notice, the transfer
+#	goes on); a connection cut during a download (its parts start again
+#	on the others).  Every file is compared with its source.  The
+#	connections run through ProxyCommand (sshd -i), one sshd each.
+#	Placed in the Public Domain.
+
+tid="hpn sftp lanes"
+
+[ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
+. $HPN_TOP/tests/regress/sftp-lib.sh
+PMKO=$HPN_TOP/tests/regress/hpn-sftp-paramiko.py
+W=$OBJ/hpnlanes
+rm -rf $W
+mkdir -p $W
+S="${SCP} -S ${REAL_SSH} -F $OBJ/ssh_proxy"
+
+verbose "$tid: bad -n values"
+for v in 0 65 x -1; do
+	${SCP} -n $v $W/nothing somehost:$W/x > $W/out 2>&1 &&
+		fail "scp -n $v accepted"
+	grep -q "Invalid number of connections" $W/out ||
+		fail "scp -n $v: `cat $W/out`"
+	${SFTP} -n $v somehost < /dev/null > $W/out 2>&1 &&
+		fail "sftp -n $v accepted"
+	grep -q "Invalid number of connections" $W/out ||
+		fail "sftp -n $v: `cat $W/out`"
+done
+
+BIG=$W/big
+head -c 41000000 /dev/urandom > $BIG	# 5 parts of 8 MiB (the last longer)
+
+# spread FILE: every extra connection of a -n 4 run moved a share
+spread() {
+	for _c in 2 3 4; do
+		_b=`sed -n "s/.*connection $_c moved \([0-9]*\) bytes.*/\1/p" $1`
+		[ -n "$_b" ] && [ "$_b" -ge 4000000 ] ||
+			fail "$2: connection $_c moved '${_b}' bytes: `grep -E 'moved|connections' $1`"
+	done
+}
+
+verbose "$tid: scp -n 4, a large file in parts both ways"
+$S -n 4 -v $BIG somehost:$W/up > $W/out 2>&1 || fail "scp -n 4 up: `tail -5 $W/out`"
+cmp -s $BIG $W/up || fail "scp -n 4 up: differs"
+spread $W/out "scp -n 4 up"
+$S -n 4 -v somehost:$BIG $W/down > $W/out 2>&1 || fail "scp -n 4 down: `tail -5 $W/out`"
+cmp -s $BIG $W/down || fail "scp -n 4 down: differs"
+spread $W/out "scp -n 4 down"
+
+verbose "$tid: scp -n 4 over longer files"
+head -c 50000000 /dev/zero > $W/up
+head -c 50000000 /dev/zero > $W/down
+$S -n 4 $BIG somehost:$W/up > $W/out 2>&1 || fail "longer up: `tail -5 $W/out`"
+cmp -s $BIG $W/up || fail "scp -n 4 up over a longer file: differs"
+$S -n 4 somehost:$BIG $W/down > $W/out 2>&1 || fail "longer down: `tail -5 $W/out`"
+cmp -s $BIG $W/down || fail "scp -n 4 down over a longer file: differs"
+
+verbose "$tid: sftp -n 4 put (truncating) and get"
+head -c 50000000 /dev/zero > $W/sput
+batch "put $BIG $W/sput" "get $BIG $W/sget"
+${SFTP} -S ${REAL_SSH} -F $OBJ/ssh_proxy -n 4 -b $W/batch somehost > $W/out 2>&1 ||
+	fail "sftp -n 4: `tail -5 $W/out`"
+cmp -s $BIG $W/sput || fail "sftp -n 4 put: differs"
+cmp -s $BIG $W/sget || fail "sftp -n 4 get: differs"
+
+verbose "$tid: trees with a large file, -p, -n 3"
+T=$W/tree
+mkdir -p $T/a/b/c $T/empty
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	head -c `expr $i \* 7000` /dev/urandom > $T/a/b/c/f$i
+done
+: > $T/zero
+cp $BIG $T/a/big
+chmod 0640 $T/a/big
+touch -d "2003-04-05 06:07:08" $T/a/big
+$S -n 3 -rp $T somehost:$W/tup > $W/out 2>&1 || fail "tree up: `tail -5 $W/out`"
+same $T $W/tup "scp -n 3 -r up"
+$S -n 3 -rp somehost:$T $W/tdown > $W/out 2>&1 || fail "tree down: `tail -5 $W/out`"
+same $T $W/tdown "scp -n 3 -r down"
+for d in $W/tup $W/tdown; do
+	[ "`stat -c '%a %Y' $d/a/big`" = "`stat -c '%a %Y' $T/a/big`" ] ||
+		fail "-p: $d/a/big: `stat -c '%a %Y' $d/a/big`, not `stat -c '%a %Y' $T/a/big`"
+done
+
+# other sftp-servers: ours in a config of their own
+others=""
+if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
+	others="$HPN_STOCK_TREE/sftp-server"
+fi
+if $PY -c 'import paramiko' 2>/dev/null; then
+	others="$others $PY:$PMKO"
+fi
+for o in $others; do
+	sub=`echo $o | tr ':' ' '`
+	grep -iv '^[[:space:]]*subsystem' $OBJ/sshd_proxy > $W/sshd_proxy.o
+	echo "Subsystem sftp $sub" >> $W/sshd_proxy.o
+	sed "s|-f $OBJ/sshd_proxy|-f $W/sshd_proxy.o|" $OBJ/ssh_proxy > $W/ssh_proxy.o
+	grep -q "$W/sshd_proxy.o" $W/ssh_proxy.o || fatal "no proxy config for $o"
+	verbose "$tid: -n 4 with `basename ${o##*:}`"
+	rm -f $W/oup $W/odown
+	${SCP} -S ${REAL_SSH} -F $W/ssh_proxy.o -n 4 $BIG somehost:$W/oup > $W/out 2>&1 ||
+		fail "$o: up: `tail -5 $W/out`"
+	cmp -s $BIG $W/oup || fail "$o: -n 4 up: differs"
+	${SCP} -S ${REAL_SSH} -F $W/ssh_proxy.o -n 4 somehost:$BIG $W/odown > $W/out 2>&1 ||
+		fail "$o: down: `tail -5 $W/out`"
+	cmp -s $BIG $W/odown || fail "$o: -n 4 down: differs"
+done
+
+# An ssh for the extra connections (the ones with BatchMode) that fails,
+# or that is cut after 3 MB of the server's replies (the first one only):
+# then it and its ssh are gone, so the connection reads an end.
+cat > $W/ssh-wrap <<EOF
+#!$PY
+import os, select, subprocess, sys
+real, args = "${REAL_SSH}", sys.argv[1:]
+mode = os.environ.get("HPN_LANE_TEST", "")
+if "-oBatchMode=yes" in args and mode == "fail":
+    sys.stderr.write("Permission denied (test)\\n")
+    sys.exit(255)
+if "-oBatchMode=yes" in args and mode == "cut":
+    try:
+        os.mkdir("$W/cut.lock")
+    except FileExistsError:
+        os.execv(real, [real] + args)
+    p = subprocess.Popen([real] + args, stdout=subprocess.PIPE)
+    n = 0
+    while n < 3000000:
+        b = os.read(p.stdout.fileno(), 65536)
+        if not b:
+            break
+        b = b[:3000000 - n]
+        n += len(b)
+        while b:
+            select.select([], [1], [])
+            try:
+                b = b[os.write(1, b):]
+            except BlockingIOError:
+                pass
+    p.kill()
+    p.wait()
+    sys.exit(255)
+os.execv(real, [real] + args)
+EOF
+chmod +x $W/ssh-wrap
+
+verbose "$tid: extra connections that cannot authenticate"
+rm -f $W/down
+HPN_LANE_TEST=fail ${SCP} -S $W/ssh-wrap -F $OBJ/ssh_proxy -n 4 somehost:$BIG $W/down > $W/out 2>&1 ||
+	fail "failing extra connections: scp failed: `tail -5 $W/out`"
+cmp -s $BIG $W/down || fail "failing extra connections: differs"
+grep -q "3 of the 3 extra connections failed .*going on with 1" $W/out ||
+	fail "failing extra connections: no notice: `cat $W/out`"
+
+verbose "$tid: a connection cut during a download"
+rm -rf $W/down $W/cut.lock
+HPN_LANE_TEST=cut ${SCP} -S $W/ssh-wrap -F $OBJ/ssh_proxy -n 4 somehost:$BIG $W/down > $W/out 2>&1 ||
+	fail "cut connection: scp failed: `tail -5 $W/out`"
+[ -d $W/cut.lock ] || fail "cut connection: the wrapper did not cut"
+cmp -s $BIG $W/down || fail "cut connection: differs"
+grep -q "connection [234] of 4 lost" $W/out ||
+	fail "cut connection: not said: `cat $W/out`"
+
+rm -rf $W
