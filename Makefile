@@ -13,6 +13,7 @@
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
+#   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
@@ -113,7 +114,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp bench-lanes \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -256,6 +257,12 @@ bench-jump: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # (report in build/bench-mptcp/; about 4 minutes).
 bench-mptcp: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/mptcp-bench.sh $(B)/bench-mptcp
+
+# hpnscp -n N: 1 GiB over the emulated 1 Gbit/s, 100 ms path with 0.01 %
+# loss (cubic), then clean, against iperf3 -P 1 and -P N and -n 1 (report
+# in build/bench-lanes/; about 10 minutes).
+bench-lanes: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/lanes-bench.sh $(B)/bench-lanes
 
 # hpnssh -o Metrics=yes on the emulated path, clean and lossy, with plots
 # (bench/metrics-demo.sh; build/bench-metrics/; about a minute).
