@@ -54,6 +54,7 @@ static struct {
 	u_int want;		/* -n */
 	char **argv;		/* the first connection's command */
 	int tried;
+	struct hpn_sftp *owner;	/* the first connection they go with */
 	u_int n;		/* extra lanes up */
 	struct hpn_sftp *h[HPN_LANES_MAX];
 	int fd[HPN_LANES_MAX];
@@ -311,9 +312,16 @@ hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 	u_int ver[HPN_LANES_MAX], i, k, want;
 
 	*hp = lanes.h;
-	if (lanes.tried)
+	if (lanes.tried) {
+		/* scp from several hosts: the lanes are the first one's */
+		if (main != lanes.owner) {
+			debug_f("another server: one connection");
+			return 0;
+		}
 		return lanes.n;
+	}
 	lanes.tried = 1;
+	lanes.owner = main;
 	for (i = 0; i < HPN_LANES_MAX; i++) {
 		lanes.fd[i] = -1;
 		lanes.pid[i] = 0;
@@ -375,4 +383,12 @@ hpn_sftp_lanes_lost(struct hpn_sftp *h)
 	    (lanes.n - i - 1) * sizeof(*lanes.h));
 	lanes.n--;
 	hpn_sftp_detach(h);
+}
+
+/* The first connection's state goes: its lanes serve no other. */
+void
+hpn_sftp_lanes_forget(struct hpn_sftp *h)
+{
+	if (h != NULL && h == lanes.owner)
+		lanes.owner = NULL;
 }

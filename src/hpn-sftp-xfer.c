@@ -1210,6 +1210,7 @@ hpn_sftp_detach(struct hpn_sftp *h)
 		lookahead_h = NULL;
 	if (batch_h == h)
 		batch_h = NULL;
+	hpn_sftp_lanes_forget(h);
 	early_free(h);
 	free(h->pf_path);
 	free(h->put_src);

@@ -75,6 +75,7 @@ void	hpn_sftp_lanes_ssh(char * const *, const char *, const char *,
 	    const char *, int);
 u_int	hpn_sftp_lanes(struct hpn_sftp *, struct hpn_sftp ***);
 void	hpn_sftp_lanes_lost(struct hpn_sftp *);
+void	hpn_sftp_lanes_forget(struct hpn_sftp *);
 void	hpn_sftp_settle_as(struct hpn_sftp *, const struct hpn_sftp *, u_int);
 
 #endif /* HPN_SFTP_XFER_H */
