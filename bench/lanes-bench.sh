@@ -14,7 +14,9 @@
 # set-up).
 #
 # Environment: RTT (100), RATE (1000), LOSS (0.01), N (4), SIZE (1G),
-# REPS (3, medians; stock runs once), NAME (hpnlb).  Root.  Everything
+# REPS (3, medians; stock runs once), PATHS ("lossy clean"), RUNS ("hpn:1
+# hpn:N stock:1", build:connections; stock on the lossy path only), NAME
+# (hpnlb).  Root.  Everything
 # started is stopped by its PID; the path is torn down.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,7 @@ HPN_TREE=$(cd "${HPN_TREE:?HPN_TREE= the built hpn tree}" && pwd)
 STOCK_TREE=$(cd "${STOCK_TREE:?STOCK_TREE= the built stock tree}" && pwd)
 RTT=${RTT:-100} RATE=${RATE:-1000} LOSS=${LOSS:-0.01} N=${N:-4}
 SIZE=$(bl_bytes "${SIZE:-1G}") REPS=${REPS:-3} NAME=${NAME:-hpnlb}
+PATHS=${PATHS:-lossy clean} RUNS=${RUNS:-hpn:1 hpn:$N stock:1}
 [ "$(id -u)" = 0 ] || bl_die "needs root (network namespaces)"
 HPORT=4721 SPORT=4722
 
@@ -118,7 +121,7 @@ csv=$OUT/results.csv
 echo "path,build,lanes,dir,mbps_median,setup_s,mbps_beyond_setup,runs" > "$csv"
 declare -A IP
 bl_log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for p in lossy clean; do
+for p in $PATHS; do
 	loss=$LOSS
 	[ $p = clean ] && loss=0
 	path "$loss"
@@ -133,9 +136,8 @@ for p in lossy clean; do
 		done
 		SU[$t]=$(echo $runs | median)
 	done
-	for run in "hpn 1" "hpn $N" "stock 1"; do
-		set -- $run
-		t=$1 n=$2
+	for run in $RUNS; do
+		t=${run%%:*} n=${run#*:}
 		[ $t = stock ] && [ $p = clean ] && continue
 		reps=$REPS
 		[ $t = stock ] && reps=1
@@ -159,21 +161,22 @@ bl_log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 {
 	echo "hpnscp -n $N on $RATE Mbit/s, $RTT ms, cubic; lossy: $LOSS % random loss each way."
 	echo "$(bl_human "$SIZE"), scp (SFTP mode), aes128-gcm, tmpfs; medians of $REPS (stock: 1)."
-	echo "iperf3: lossy -P 1 ${IP[lossy-1]} MB/s, -P $N ${IP[lossy-$N]} MB/s;" \
-	    "clean -P 1 ${IP[clean-1]} MB/s, -P $N ${IP[clean-$N]} MB/s."
+	echo "iperf3: lossy -P 1 ${IP[lossy-1]:-?} MB/s, -P $N ${IP[lossy-$N]:-?} MB/s;" \
+	    "clean -P 1 ${IP[clean-1]:-?} MB/s, -P $N ${IP[clean-$N]:-?} MB/s."
 	echo
 	printf '  %-6s %-6s %-3s %-5s %9s %9s %9s %9s\n' path build -n dir whole beyond \
 	    "/iperf3" "/-n 1"
 	printf '  %-6s %-6s %-3s %-5s %9s %9s %9s %9s\n' "" "" "" "" "MB/s" "set-up" \
 	    "-P same" "same dir"
-	awk -F, -v l1="${IP[lossy-1]}" -v ln="${IP[lossy-$N]}" -v c1="${IP[clean-1]}" \
-	    -v cn="${IP[clean-$N]}" 'NR > 1 {
+	awk -F, -v l1="${IP[lossy-1]:-0}" -v ln="${IP[lossy-$N]:-0}" -v c1="${IP[clean-1]:-0}" \
+	    -v cn="${IP[clean-$N]:-0}" 'NR > 1 {
 	    k = $1 "," $4; if ($2 == "hpn" && $3 == 1) one[k] = $7
 	    row[NR] = $0 }
 	    END { for (i = 2; i <= NR; i++) { split(row[i], f, ",")
 	        ip = f[1] == "lossy" ? (f[3] == 1 ? l1 : ln) : (f[3] == 1 ? c1 : cn)
+	        o = one[f[1] "," f[4]]
 	        printf "  %-6s %-6s %-3s %-5s %9.1f %9.1f %9.2f %9.2f\n", f[1], f[2],
-	            f[3], f[4], f[5], f[7], f[7] / ip, f[7] / one[f[1] "," f[4]] } }' "$csv"
+	            f[3], f[4], f[5], f[7], ip ? f[7] / ip : 0, o ? f[7] / o : 0 } }' "$csv"
 	echo
 	echo "/iperf3: the rate beyond set-up over iperf3 with as many streams;"
 	echo "/-n 1: over hpnscp -n 1 on the same path and direction."

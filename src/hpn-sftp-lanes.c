@@ -53,7 +53,7 @@
 static struct {
 	u_int want;		/* -n */
 	char **argv;		/* the first connection's command */
-	int tried;
+	int started, tried;
 	struct hpn_sftp *owner;	/* the first connection they go with */
 	u_int n;		/* extra lanes up */
 	struct hpn_sftp *h[HPN_LANES_MAX];
@@ -61,6 +61,8 @@ static struct {
 	pid_t pid[HPN_LANES_MAX];
 	u_int msg_id[HPN_LANES_MAX];
 } lanes;
+
+static void lanes_start(void);
 
 /* -n's argument: 1 to HPN_LANES_MAX. */
 int
@@ -106,7 +108,8 @@ hpn_sftp_lanes_cmd(char * const *argv)
 	};
 	size_t i, n, k = 0;
 
-	if (lanes.want <= 1 || argv == NULL || argv[0] == NULL)
+	if (lanes.want <= 1 || lanes.started || argv == NULL ||
+	    argv[0] == NULL)
 		return;
 	for (n = 0; argv[n] != NULL; n++)
 		;
@@ -118,6 +121,7 @@ hpn_sftp_lanes_cmd(char * const *argv)
 	for (i = 1; i < n; i++)
 		lanes.argv[k++] = xstrdup(argv[i]);
 	lanes.argv[k] = NULL;
+	lanes_start();
 }
 
 /* scp: its ssh command is put together in the child; the same here. */
@@ -300,15 +304,47 @@ greet(int *fds, u_int *ver, u_int n)
 }
 
 /*
- * The extra lanes for a run on main: started on the first call.  Returns
+ * Start the extra connections: right when the first connection's command
+ * is known, so that they are set up while it is (and the user types a
+ * password, if asked: they never prompt).  INIT goes at once; VERSION is
+ * read at the first transfer (hpn_sftp_lanes()).
+ */
+static void
+lanes_start(void)
+{
+	static const u_char init[] = { 0, 0, 0, 5, SSH2_FXP_INIT,
+	    0, 0, 0, SSH2_FILEXFER_VERSION };
+	u_int i;
+
+	if (lanes.started || lanes.want <= 1 || lanes.argv == NULL)
+		return;
+	lanes.started = 1;
+	for (i = 0; i < HPN_LANES_MAX; i++) {
+		lanes.fd[i] = -1;
+		lanes.pid[i] = 0;
+	}
+	atexit(lanes_reap);
+	for (i = 0; i < lanes.want - 1; i++) {
+		if ((lanes.pid[i] = spawn(&lanes.fd[i])) <= 0) {
+			lanes.pid[i] = 0;
+			continue;
+		}
+		if (atomicio(vwrite, lanes.fd[i], (void *)init,
+		    sizeof(init)) != sizeof(init)) {
+			close(lanes.fd[i]);
+			lanes.fd[i] = -1;
+		}
+	}
+}
+
+/*
+ * The extra lanes for a run on main: greeted on the first call.  Returns
  * how many are up; *hp: their states.
  */
 u_int
 hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 {
-	static const u_char init[] = { 0, 0, 0, 5, SSH2_FXP_INIT,
-	    0, 0, 0, SSH2_FILEXFER_VERSION };
-	int fds[HPN_LANES_MAX], wfd[HPN_LANES_MAX];
+	int fds[HPN_LANES_MAX];
 	u_int ver[HPN_LANES_MAX], i, k, want;
 
 	*hp = lanes.h;
@@ -322,28 +358,14 @@ hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 	}
 	lanes.tried = 1;
 	lanes.owner = main;
-	for (i = 0; i < HPN_LANES_MAX; i++) {
-		lanes.fd[i] = -1;
-		lanes.pid[i] = 0;
-	}
-	if (lanes.want <= 1 || lanes.argv == NULL)
+	if (!lanes.started)
 		return 0;
 	want = lanes.want - 1;
-	atexit(lanes_reap);
 	for (i = 0; i < want; i++) {
-		fds[i] = -1;
-		ver[i] = 0;
-		if ((lanes.pid[i] = spawn(&lanes.fd[i])) <= 0) {
-			lanes.pid[i] = 0;
-			continue;
-		}
-		if (atomicio(vwrite, lanes.fd[i], (void *)init,
-		    sizeof(init)) != sizeof(init))
-			continue;
 		fds[i] = lanes.fd[i];
+		ver[i] = 0;
 	}
-	memcpy(wfd, fds, sizeof(wfd));
-	greet(wfd, ver, want);
+	greet(fds, ver, want);
 	for (i = k = 0; i < want; i++) {
 		if (ver[i] == 0) {
 			if (lanes.fd[i] != -1)

@@ -1353,8 +1353,9 @@ struct xstripe {
 	int created;			/* put: the TRUNC open is done */
 	int creating;			/* ... is out */
 	struct xfiles parked;		/* put: parts that wait for it */
-	u_int64_t *hw;			/* each part's contiguous end */
-	int *complete;			/* each part got all of its bytes */
+	u_int64_t *start;		/* each part's first byte */
+	u_int64_t *hw;			/* ... its contiguous end */
+	int *complete;			/* ... it got all of its bytes */
 };
 
 struct xrun {
@@ -1807,6 +1808,7 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	st = xcalloc(1, sizeof(*st));
 	st->whole = whole;
 	st->nparts = st->left = n;
+	st->start = xcalloc(n, sizeof(*st->start));
 	st->hw = xcalloc(n, sizeof(*st->hw));
 	st->complete = xcalloc(n, sizeof(*st->complete));
 	TAILQ_INIT(&st->parked);
@@ -1818,7 +1820,7 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	for (k = 0, off = 0; k < n; k++, off += psize) {
 		f = part_new(x, whole, k, off,
 		    k == n - 1 ? UINT64_MAX : off + psize, buflen);
-		st->hw[k] = off;
+		st->start[k] = st->hw[k] = off;
 		waitq_add(x, f, 0);
 	}
 }
@@ -2146,6 +2148,19 @@ file_message(struct xfile *f)
 		error("upload \"%s\" to \"%s\" failed", f->src, f->dst);
 }
 
+/* Where part k of st ends: the lowest start above its own. */
+static u_int64_t
+part_end(struct xstripe *st, u_int k)
+{
+	u_int64_t end = UINT64_MAX;
+	u_int i;
+
+	for (i = 0; i < st->nparts; i++)
+		if (st->start[i] > st->start[k] && st->start[i] < end)
+			end = st->start[i];
+	return end;
+}
+
 /* put: the parts that waited for the file's creation go (first). */
 static void
 stripe_release(struct xrun *x, struct xstripe *st)
@@ -2171,8 +2186,8 @@ part_done(struct xrun *x, struct xfile *f)
 	struct xfile *w = st->whole;
 	struct xreq *q;
 	Attrib t;
-	u_int k, bad = 0;
-	u_int64_t hw = 0, end = 0;
+	u_int k, n, bad = 0;
+	u_int64_t hw = 0, end = 0, next;
 
 	unlink_file(x, f);
 	if (is_get(f->job)) {
@@ -2193,7 +2208,7 @@ part_done(struct xrun *x, struct xfile *f)
 	st->hw[f->part] = f->rd.highwater;
 	if (f->failed || f->close_failed || !st->complete[f->part])
 		w->failed = 1;
-	if (f->part == st->nparts - 1) {
+	if (f->pend == UINT64_MAX) {	/* the last part */
 		w->off = end;		/* put: the file's end */
 		w->rd.eof = end;
 	}
@@ -2208,13 +2223,20 @@ part_done(struct xrun *x, struct xfile *f)
 	if (--st->left > 0)
 		return;
 
-	/* the contiguous prefix of the file, over its parts */
-	for (k = 0; k < st->nparts; k++) {
+	/* the contiguous prefix of the file, over its parts by offset */
+	for (n = 0, next = 0; n < st->nparts; n++) {
+		for (k = 0; k < st->nparts; k++)
+			if (st->start[k] == next)
+				break;
+		if (k == st->nparts)
+			fatal_f("\"%s\": no part at %llu", w->src,
+			    (unsigned long long)next);
 		hw = st->hw[k];
 		if (!st->complete[k]) {
 			bad = 1;
 			break;
 		}
+		next = n + 1 < st->nparts ? part_end(st, k) : 0;
 	}
 	if (is_get(w->job)) {
 		/* as if read in one piece: done, or truncated at hw */
@@ -2243,6 +2265,7 @@ part_done(struct xrun *x, struct xfile *f)
 	    bad ? ", incomplete" : "");
 	w->st = NULL;
 	w->step = F_CLOSED;
+	free(st->start);
 	free(st->hw);
 	free(st->complete);
 	free(st);
@@ -3343,6 +3366,91 @@ reply(struct xrun *x, struct xlane *l, struct sshbuf *m)
 /* ------------------------------------------------------------------ */
 /* the loop */
 
+/* Bytes of part f not asked for (read) or not sent (written) yet. */
+static u_int64_t
+part_left(struct xfile *f)
+{
+	u_int64_t end;
+
+	if (is_get(f->job)) {
+		end = f->pend != UINT64_MAX ? f->pend : f->rd.size;
+		return f->rd.ngaps == 0 && f->rd.next < end ?
+		    end - f->rd.next : 0;
+	}
+	end = f->pend != UINT64_MAX ? f->pend : f->size;
+	return f->off < end ? end - f->off : 0;
+}
+
+/*
+ * -n: a connection with nothing left to ask for takes the second half of
+ * what another still has to move of a part, as a new part of its own:
+ * otherwise the last parts end on one connection while the others idle.
+ */
+static void
+steal(struct xrun *x)
+{
+	struct xfile *f, *best, *g;
+	struct xstripe *st;
+	u_int64_t left, bleft, mid, end;
+	u_int i, busy[HPN_LANES_MAX], idle, tries;
+
+	for (tries = 0; tries < x->nlanes; tries++) {
+		memset(busy, 0, sizeof(busy));
+		TAILQ_FOREACH(f, &x->active, qnext)
+			if (f->lane != NULL && (f->st == NULL ||
+			    part_left(f) > 0))
+				busy[f->lane->idx]++;
+		for (i = 0, idle = 0; i < x->nlanes; i++)
+			if (!x->lanes[i].dead && busy[i] == 0 &&
+			    x->lanes[i].nhandles < x->lanes[i].max_handles)
+				idle++;
+		if (idle == 0)
+			return;
+		best = NULL;
+		bleft = 0;
+		TAILQ_FOREACH(f, &x->active, qnext) {
+			if (f->st == NULL || f->step != F_DATA || f->failed ||
+			    (left = part_left(f)) < 2 * HPN_STRIPE_SPLIT)
+				continue;
+			if (left > bleft) {
+				best = f;
+				bleft = left;
+			}
+		}
+		if (best == NULL)
+			return;
+		f = best;
+		st = f->st;
+		end = f->pend;
+		mid = (is_get(f->job) ? f->rd.next : f->off) + bleft / 2;
+		mid = (mid + 65535) & ~(u_int64_t)65535;
+		g = part_new(x, st->whole, st->nparts, mid, end,
+		    is_get(f->job) ? x->h->rbuflen : x->h->wbuflen);
+		st->start = xrecallocarray(st->start, st->nparts,
+		    st->nparts + 1, sizeof(*st->start));
+		st->hw = xrecallocarray(st->hw, st->nparts, st->nparts + 1,
+		    sizeof(*st->hw));
+		st->complete = xrecallocarray(st->complete, st->nparts,
+		    st->nparts + 1, sizeof(*st->complete));
+		st->start[st->nparts] = st->hw[st->nparts] = mid;
+		st->nparts++;
+		st->left++;
+		/* f now ends at mid: no probe, no more */
+		f->pend = mid;
+		if (is_get(f->job)) {
+			/* as if it had been made so: reads stop at mid */
+			f->rd.size = f->rd.eof = mid;
+			f->counted = mid;
+		} else
+			f->size = mid;
+		debug2_f("\"%s\": %llu..%llu to another connection",
+		    f->src, (unsigned long long)mid, (unsigned long long)
+		    (end == UINT64_MAX ? st->whole->size : end));
+		waitq_add(x, g, 1);
+		return;		/* opened by schedule() on the idle one */
+	}
+}
+
 static void
 schedule(struct xrun *x)
 {
@@ -3372,6 +3480,12 @@ schedule(struct xrun *x)
 			break;
 		file_open(x, f, l);
 		ahead_known = 0;
+	}
+	if (x->nlanes > 1 && TAILQ_EMPTY(&x->waitq) && !interrupted) {
+		steal(x);
+		if ((f = TAILQ_FIRST(&x->waitq)) != NULL &&
+		    (l = lane_pick(x)) != NULL)
+			file_open(x, f, l);
 	}
 	for (f = TAILQ_FIRST(&x->active); f != NULL; f = nf) {
 		nf = TAILQ_NEXT(f, qnext);
@@ -3702,7 +3816,15 @@ lane_init(struct xrun *x, struct xlane *l, struct hpn_sftp *h, u_int idx)
 	    (l->ibuf = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
 	RB_INIT(&l->reqs);
+	/*
+	 * The bytes in flight the path wants, shared: each connection then
+	 * holds only its share out, and a part's rest not asked for yet can
+	 * go to a connection that runs dry (steal()).
+	 */
 	l->budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
+	if (x->nlanes > 1)
+		l->budget = MAXIMUM(l->budget / x->nlanes,
+		    2 * HPN_STRIPE_SPLIT);
 	/* our descriptors are shared: each connection gets its share */
 	nofile = x->fdmax;
 	if (nofile > HPN_SFTP_FD_RESERVE && x->nlanes > 1)
