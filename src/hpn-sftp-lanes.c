@@ -27,7 +27,9 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <paths.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -54,6 +56,7 @@ static struct {
 	u_int want;		/* -n */
 	char **argv;		/* the first connection's command */
 	int started, tried;
+	int chatty;		/* -v: their stderr stays ours */
 	struct hpn_sftp *owner;	/* the first connection they go with */
 	u_int n;		/* extra lanes up */
 	struct hpn_sftp *h[HPN_LANES_MAX];
@@ -193,7 +196,7 @@ lanes_reap(void)
 static pid_t
 spawn(int *fdp)
 {
-	int sv[2];
+	int sv[2], nul;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1) {
@@ -210,6 +213,13 @@ spawn(int *fdp)
 		if (dup2(sv[0], STDIN_FILENO) == -1 ||
 		    dup2(sv[0], STDOUT_FILENO) == -1)
 			_exit(255);
+		/*
+		 * Their failures are summed up in one notice (next to a
+		 * password prompt, three "Permission denied" would only
+		 * confuse); with -v they speak for themselves.
+		 */
+		if (!lanes.chatty && (nul = open(_PATH_DEVNULL, O_WRONLY)) != -1)
+			(void)dup2(nul, STDERR_FILENO);
 		close(sv[0]);
 		close(sv[1]);
 		execvp(lanes.argv[0], lanes.argv);
@@ -319,6 +329,7 @@ lanes_start(void)
 	if (lanes.started || lanes.want <= 1 || lanes.argv == NULL)
 		return;
 	lanes.started = 1;
+	lanes.chatty = log_level_get() >= SYSLOG_LEVEL_DEBUG1;
 	for (i = 0; i < HPN_LANES_MAX; i++) {
 		lanes.fd[i] = -1;
 		lanes.pid[i] = 0;
