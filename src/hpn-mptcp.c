@@ -83,9 +83,12 @@ hpn_socket(const struct addrinfo *ai, int mptcp)
 	return socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
 }
 
-/* Is the connection on fd Multipath TCP (not fallen back to TCP)? */
-int
-hpn_mptcp_active(int fd)
+/*
+ * fd: -1 not a Multipath TCP socket, 0 one fallen back to TCP (the peer
+ * has none), 1 Multipath TCP.
+ */
+static int
+mptcp_state(int fd)
 {
 #ifdef __linux__
 	socklen_t sl;
@@ -94,13 +97,20 @@ hpn_mptcp_active(int fd)
 	sl = sizeof(v);
 	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &sl) == -1 ||
 	    v != IPPROTO_MPTCP)
-		return 0;
+		return -1;
 	sl = sizeof(v);
 	return getsockopt(fd, IPPROTO_TCP, TCP_IS_MPTCP, &v, &sl) == 0 &&
 	    v != 0;
 #else
-	return 0;
+	return -1;
 #endif
+}
+
+/* Is the connection on fd Multipath TCP (not fallen back to TCP)? */
+int
+hpn_mptcp_active(int fd)
+{
+	return mptcp_state(fd) == 1;
 }
 
 /*
@@ -114,15 +124,11 @@ hpn_mptcp_describe(int fd, char *buf, size_t len)
 #ifdef __linux__
 	struct hpn_mptcp_info mi;
 	socklen_t sl;
-	int v = 0;
+	int state = mptcp_state(fd);
 
-	sl = sizeof(v);
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &sl) == -1 ||
-	    v != IPPROTO_MPTCP)
+	if (state == -1)
 		return NULL;
-	sl = sizeof(v);
-	if (getsockopt(fd, IPPROTO_TCP, TCP_IS_MPTCP, &v, &sl) == -1 ||
-	    v == 0) {
+	if (state == 0) {
 		snprintf(buf, len, "Multipath TCP socket, fallen back to TCP "
 		    "(the peer has no MPTCP)");
 		return buf;
