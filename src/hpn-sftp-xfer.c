@@ -1697,6 +1697,36 @@ file_new(struct xrun *x, struct xjob *j, struct xdir *parent,
 	return f;
 }
 
+/* How f's reads or writes are set up, from its start (or its part's). */
+static void
+file_rd_init(struct xrun *x, struct xfile *f)
+{
+	if (is_get(f->job)) {
+		if (f->st != NULL) {
+			hpn_sftp_rd_init(&f->rd, f->pend == UINT64_MAX ?
+			    f->st->whole->a.size : f->pend, 1, x->h->rbuflen);
+			f->rd.next = f->pstart;
+			if (f->pend != UINT64_MAX)
+				hpn_sftp_rd_eof(&f->rd, f->pend);
+		} else
+			hpn_sftp_rd_init(&f->rd, f->a.size,
+			    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0,
+			    x->h->rbuflen);
+	} else
+		hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
+	f->rd.highwater = f->rd.maxack = f->pstart;
+}
+
+/* The bytes of open file f not asked for yet (a read's worth: unknown). */
+static u_int64_t
+file_unasked(struct xrun *x, struct xfile *f)
+{
+	if (is_get(f->job))
+		return f->rd.size_known && f->rd.next < f->rd.size ?
+		    f->rd.size - f->rd.next : x->h->rbuflen;
+	return f->size > f->off ? f->size - f->off : 0;
+}
+
 /*
  * -n: the connection for the next file or part to open, the one with the
  * least work left on it (bytes not yet asked for, and in flight) that has
@@ -1707,21 +1737,14 @@ lane_pick(struct xrun *x)
 {
 	struct xlane *l, *best = NULL;
 	struct xfile *f;
-	u_int64_t load[HPN_LANES_MAX], left;
+	u_int64_t load[HPN_LANES_MAX];
 	u_int i;
 
 	for (i = 0; i < x->nlanes; i++)
 		load[i] = x->lanes[i].inflight;
-	TAILQ_FOREACH(f, &x->active, qnext) {
-		if (f->lane == NULL)
-			continue;
-		if (is_get(f->job))
-			left = f->rd.size_known && f->rd.next < f->rd.size ?
-			    f->rd.size - f->rd.next : 0;
-		else
-			left = f->size > f->off ? f->size - f->off : 0;
-		load[f->lane->idx] += left;
-	}
+	TAILQ_FOREACH(f, &x->active, qnext)
+		if (f->lane != NULL)
+			load[f->lane->idx] += file_unasked(x, f);
 	for (i = 0; i < x->nlanes; i++) {
 		l = &x->lanes[i];
 		if (l->dead || l->nhandles >= l->max_handles)
@@ -1756,7 +1779,7 @@ stripe_size(struct xrun *x, struct xfile *f, u_int64_t size)
 /* A part of whole, [start, end) (end UINT64_MAX: to the EOF). */
 static struct xfile *
 part_new(struct xrun *x, struct xfile *whole, u_int k, u_int64_t start,
-    u_int64_t end, u_int buflen)
+    u_int64_t end)
 {
 	struct xfile *f;
 
@@ -1776,18 +1799,10 @@ part_new(struct xrun *x, struct xfile *whole, u_int k, u_int64_t start,
 	f->opened = whole->opened;
 	f->off = start;
 	f->size = end == UINT64_MAX ? whole->size : end;
-	if (is_get(f->job)) {
-		hpn_sftp_rd_init(&f->rd, end == UINT64_MAX ? whole->a.size :
-		    end, 1, buflen);
-		f->rd.next = f->rd.highwater = f->rd.maxack = start;
-		if (end != UINT64_MAX)
-			hpn_sftp_rd_eof(&f->rd, end);	/* no probe */
-		/* counted in the total already, but for growth at the end */
+	file_rd_init(x, f);
+	/* a download's total counts it already, but for growth at the end */
+	if (is_get(f->job))
 		f->counted = end == UINT64_MAX ? whole->a.size : end;
-	} else {
-		hpn_sftp_rd_init(&f->rd, f->size, 1, buflen);
-		f->rd.highwater = f->rd.maxack = start;
-	}
 	return f;
 }
 
@@ -1803,7 +1818,6 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	struct xfile *f;
 	u_int64_t off;
 	u_int k, n = (u_int)((size + psize - 1) / psize);
-	u_int buflen = is_get(whole->job) ? x->h->rbuflen : x->h->wbuflen;
 
 	st = xcalloc(1, sizeof(*st));
 	st->whole = whole;
@@ -1819,7 +1833,7 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	    (unsigned long long)size, n);
 	for (k = 0, off = 0; k < n; k++, off += psize) {
 		f = part_new(x, whole, k, off,
-		    k == n - 1 ? UINT64_MAX : off + psize, buflen);
+		    k == n - 1 ? UINT64_MAX : off + psize);
 		st->start[k] = st->hw[k] = off;
 		waitq_add(x, f, 0);
 	}
@@ -2062,13 +2076,8 @@ unasked(struct xrun *x)
 	struct xfile *f;
 	u_int64_t n = 0;
 
-	TAILQ_FOREACH(f, &x->active, qnext) {
-		if (is_get(f->job))
-			n += f->rd.size_known && f->rd.next < f->rd.size ?
-			    f->rd.size - f->rd.next : x->h->rbuflen;
-		else
-			n += f->size > f->off ? f->size - f->off : 0;
-	}
+	TAILQ_FOREACH(f, &x->active, qnext)
+		n += file_unasked(x, f);
 	return n;
 }
 
@@ -3424,8 +3433,7 @@ steal(struct xrun *x)
 		end = f->pend;
 		mid = (is_get(f->job) ? f->rd.next : f->off) + bleft / 2;
 		mid = (mid + 65535) & ~(u_int64_t)65535;
-		g = part_new(x, st->whole, st->nparts, mid, end,
-		    is_get(f->job) ? x->h->rbuflen : x->h->wbuflen);
+		g = part_new(x, st->whole, st->nparts, mid, end);
 		st->start = xrecallocarray(st->start, st->nparts,
 		    st->nparts + 1, sizeof(*st->start));
 		st->hw = xrecallocarray(st->hw, st->nparts, st->nparts + 1,
@@ -3496,26 +3504,6 @@ schedule(struct xrun *x)
 		else
 			put_pump(x, f);
 	}
-}
-
-/* How f's reads or writes are set up, from its start (or its part's). */
-static void
-file_rd_init(struct xrun *x, struct xfile *f)
-{
-	if (is_get(f->job)) {
-		if (f->st != NULL) {
-			hpn_sftp_rd_init(&f->rd, f->pend == UINT64_MAX ?
-			    f->st->whole->a.size : f->pend, 1, x->h->rbuflen);
-			f->rd.next = f->pstart;
-			if (f->pend != UINT64_MAX)
-				hpn_sftp_rd_eof(&f->rd, f->pend);
-		} else
-			hpn_sftp_rd_init(&f->rd, f->a.size,
-			    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0,
-			    x->h->rbuflen);
-	} else
-		hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
-	f->rd.highwater = f->rd.maxack = f->pstart;
 }
 
 /*
