@@ -3453,7 +3453,8 @@ steal(struct xrun *x)
 			f->size = mid;
 		debug2_f("\"%s\": %llu..%llu to another connection",
 		    f->src, (unsigned long long)mid, (unsigned long long)
-		    (end == UINT64_MAX ? st->whole->size : end));
+		    (end != UINT64_MAX ? end : is_get(f->job) ?
+		    st->whole->a.size : st->whole->size));
 		waitq_add(x, g, 1);
 		return;		/* opened by schedule() on the idle one */
 	}
