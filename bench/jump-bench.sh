@@ -96,7 +96,6 @@ one() {
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" -v n="$SIZE" 'BEGIN { printf "%.1f", n / (b - a) / 1e6 }'
 }
-median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # setup TREE VIA: seconds of "ssh [-J jump] target true" (set-up and close)
 setup() {
 	local t=$1 via=$2 tree=$HPN_TREE t0 t1
@@ -116,12 +115,9 @@ bl_log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A SETUP
 for t in hpn stock; do
 	for via in direct jump; do
-		runs=""
-		for ((i = 0; i < 3; i++)); do
-			runs="$runs $(setup $t $via)"
-		done
-		SETUP[$t-$via]=$(echo $runs | median)
-		bl_log "$t $via: set-up and close ${SETUP[$t-$via]} s (runs:$runs)"
+		runs=$(bl_runs 3 setup $t $via)
+		SETUP[$t-$via]=$(bl_median $runs)
+		bl_log "$t $via: set-up and close ${SETUP[$t-$via]} s (runs: $runs)"
 	done
 done
 for t in hpn stock; do
@@ -129,15 +125,11 @@ for t in hpn stock; do
 	[ $t = stock ] && reps=1
 	for dir in up down; do
 		for via in direct jump; do
-			runs=""
-			for ((i = 0; i < reps; i++)); do
-				runs="$runs $(one $t $dir $via)"
-			done
-			m=$(echo $runs | median)
-			b=$(awk -v m="$m" -v s="${SETUP[$t-$via]}" -v n="$SIZE" \
-			    'BEGIN { w = n / 1e6 / m; printf "%.1f", n / 1e6 / (w - s) }')
-			echo "$t,$dir,$via,$m,${SETUP[$t-$via]},$b,\"${runs# }\"" >> "$csv"
-			bl_log "$t $dir $via: $m MB/s, $b MB/s beyond set-up (runs:$runs)"
+			runs=$(bl_runs $reps one $t $dir $via)
+			m=$(bl_median $runs)
+			b=$(bl_beyond "$m" "${SETUP[$t-$via]}" "$SIZE")
+			echo "$t,$dir,$via,$m,${SETUP[$t-$via]},$b,\"$runs\"" >> "$csv"
+			bl_log "$t $dir $via: $m MB/s, $b MB/s beyond set-up (runs: $runs)"
 		done
 	done
 done

@@ -84,7 +84,6 @@ iperf() {
 	printf '%.1f' "${v:-0}"
 }
 
-median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # setup BUILD: seconds of "ssh host true"
 setup() {
 	local t0 t1 tree=$HPN_TREE
@@ -130,11 +129,7 @@ for p in $PATHS; do
 	bl_log "$p: iperf3 -P 1 ${IP[$p-1]} MB/s, -P $N ${IP[$p-$N]} MB/s"
 	declare -A SU=()
 	for t in hpn stock; do
-		runs=""
-		for ((i = 0; i < 3; i++)); do
-			runs="$runs $(setup $t)"
-		done
-		SU[$t]=$(echo $runs | median)
+		SU[$t]=$(bl_median $(bl_runs 3 setup $t))
 	done
 	for run in $RUNS; do
 		t=${run%%:*} n=${run#*:}
@@ -142,15 +137,11 @@ for p in $PATHS; do
 		reps=$REPS
 		[ $t = stock ] && reps=1
 		for dir in up down; do
-			runs=""
-			for ((i = 0; i < reps; i++)); do
-				runs="$runs $(one $t $n $dir)"
-			done
-			md=$(echo $runs | median)
-			b=$(awk -v r="$md" -v s="${SU[$t]}" -v n="$SIZE" \
-			    'BEGIN { w = n / 1e6 / r; printf "%.1f", n / 1e6 / (w - s) }')
-			echo "$p,$t,$n,$dir,$md,${SU[$t]},$b,\"${runs# }\"" >> "$csv"
-			bl_log "$p $t -n $n $dir: $md MB/s, $b MB/s beyond set-up (${SU[$t]} s) (runs:$runs)"
+			runs=$(bl_runs $reps one $t $n $dir)
+			md=$(bl_median $runs)
+			b=$(bl_beyond "$md" "${SU[$t]}" "$SIZE")
+			echo "$p,$t,$n,$dir,$md,${SU[$t]},$b,\"$runs\"" >> "$csv"
+			bl_log "$p $t -n $n $dir: $md MB/s, $b MB/s beyond set-up (${SU[$t]} s) (runs: $runs)"
 		done
 	done
 	"$NP" down --name "$NAME" > /dev/null 2>&1 || true

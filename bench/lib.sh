@@ -17,6 +17,10 @@
 #   bl_session_usage WORK TAG     wait (bounded) for the finished session's
 #                                 figures; prints "user sys maxrss_kb" summed
 #                                 over the sessions (max of the RSS)
+#   bl_runs K CMD...              CMD's output, K runs, space-separated
+#   bl_median N...                the median of the numbers
+#   bl_beyond MBPS SETUP BYTES    MB/s of BYTES moved at MBPS by whole
+#                                 command, SETUP seconds of set-up taken off
 
 # shellcheck source=../scripts/lib/sshd.sh
 . "$TOP/scripts/lib/sshd.sh"
@@ -132,4 +136,22 @@ bl_session_usage() {
 	done
 	echo "? ? ?"
 	return 1
+}
+
+bl_runs() {
+	local k=$1 i out=""
+	shift
+	for ((i = 0; i < k; i++)); do
+		out="$out $("$@")"
+	done
+	echo "${out# }"
+}
+
+bl_median() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+bl_beyond() {
+	awk -v r="$1" -v s="$2" -v n="$3" \
+	    'BEGIN { w = n / 1e6 / r; printf "%.1f", n / 1e6 / (w - s) }'
 }

@@ -103,7 +103,6 @@ iperf() {
 	printf '%.1f' "$sum"
 }
 
-median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # cmd BUILD MPTCP PROGRAM [ARGS...]: PROGRAM (ssh, scp) of BUILD in the
 # client namespace, with its client config, UseMPTCP=yes or nothing, and
 # aes128-gcm before ARGS
@@ -148,23 +147,15 @@ csv=$OUT/results.csv
 echo "build,mptcp,dir,mbps_median,setup_s,mbps_beyond_setup,runs" > "$csv"
 for run in $RUNS; do
 	t=${run%%:*} m=${run#*:}
-	runs=""
-	for ((i = 0; i < 3; i++)); do
-		runs="$runs $(setup $t $m)"
-	done
-	su=$(echo $runs | median)
+	su=$(bl_median $(bl_runs 3 setup $t $m))
 	reps=$REPS
 	[ $t = stock ] && reps=1
 	for dir in up down; do
-		runs=""
-		for ((i = 0; i < reps; i++)); do
-			runs="$runs $(one $t $m $dir)"
-		done
-		md=$(echo $runs | median)
-		b=$(awk -v r="$md" -v s="$su" -v n="$SIZE" \
-		    'BEGIN { w = n / 1e6 / r; printf "%.1f", n / 1e6 / (w - s) }')
-		echo "$t,$m,$dir,$md,$su,$b,\"${runs# }\"" >> "$csv"
-		bl_log "$t mptcp=$m $dir: $md MB/s, $b MB/s beyond set-up ($su s) (runs:$runs)"
+		runs=$(bl_runs $reps one $t $m $dir)
+		md=$(bl_median $runs)
+		b=$(bl_beyond "$md" "$su" "$SIZE")
+		echo "$t,$m,$dir,$md,$su,$b,\"$runs\"" >> "$csv"
+		bl_log "$t mptcp=$m $dir: $md MB/s, $b MB/s beyond set-up ($su s) (runs: $runs)"
 	done
 done
 bl_log "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
