@@ -81,12 +81,6 @@ hpn_sftp_lanes_parse(const char *s)
 	return 0;
 }
 
-u_int
-hpn_sftp_lanes_wanted(void)
-{
-	return lanes.want == 0 ? 1 : lanes.want;
-}
-
 static void
 lanes_argv_free(char **argv)
 {

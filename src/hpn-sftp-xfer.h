@@ -70,7 +70,6 @@ void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
 #define HPN_STRIPE_PART		(8 * 1024 * 1024) /* a file's parts: at least */
 #define HPN_STRIPE_SPLIT	(4 * 1024 * 1024) /* taken over: at least */
 int	hpn_sftp_lanes_parse(const char *);
-u_int	hpn_sftp_lanes_wanted(void);
 void	hpn_sftp_lanes_cmd(char * const *);
 void	hpn_sftp_lanes_ssh(char * const *, const char *, const char *,
 	    const char *, int);
