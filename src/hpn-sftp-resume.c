@@ -17,8 +17,10 @@
  *    again, unless the user accepted a size-only append (hpnscp -ZZ,
  *    hpnsftp get -aa or reget -a and the same for put), which is then
  *    upstream's resume and says that it is not verified.
- * Upstream's own download and upload code then moves the data from there
- * (the transfer engine leaves resume to it).
+ * The transfer engine (hpn-sftp-xfer.c) then moves the rest of a single
+ * file from there, over -n connections too (hpn_sftp_resume_plan_get/put,
+ * before its run); upstream's download and upload code does it for trees
+ * and where the engine is not used (-l, put with fsync).
  */
 
 #include "includes.h"
@@ -231,6 +233,33 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 }
 
 /*
+ * How much of a local destination of size bytes (lfd) to compare: up to its
+ * first hole.  A copy over several connections (-n) writes its parts at
+ * their offsets, so one killed before it could truncate leaves the parts'
+ * beginnings with unwritten gaps between them; what follows the first gap
+ * is sent again.  Elsewhere (no holes, or no SEEK_HOLE): all of it.
+ */
+static u_int64_t
+contiguous(int lfd, const char *dst, u_int64_t size)
+{
+#ifdef SEEK_HOLE
+	off_t hole;
+	char b1[32], b2[32];
+
+	if ((hole = lseek(lfd, 0, SEEK_HOLE)) == -1 || hole < 0 ||
+	    (u_int64_t)hole >= size)
+		return size;
+	logit("%s: %s there, written up to a gap at %s (an interrupted copy "
+	    "in parts): what follows it is sent again", dst,
+	    fmt_bytes(b1, sizeof(b1), size),
+	    fmt_bytes(b2, sizeof(b2), (u_int64_t)hole));
+	return (u_int64_t)hole;
+#else
+	return size;
+#endif
+}
+
+/*
  * What to do with a destination of have bytes for a source of want:
  * *from, where to start sending (0 below have: the destination is sent
  * whole, emptied first).  lfd: the local copy (the destination of a
@@ -309,8 +338,8 @@ hpn_sftp_resume_get(struct hpn_sftp *h, const u_char *handle, size_t hlen,
 		error("open local \"%s\": %s", dst, strerror(errno));
 		return -1;
 	}
-	r = plan(h, handle, hlen, lfd, dst, (u_int64_t)*have, want, mode,
-	    &from);
+	r = plan(h, handle, hlen, lfd, dst,
+	    contiguous(lfd, dst, (u_int64_t)*have), want, mode, &from);
 	close(lfd);
 	if (r != 0)
 		return -1;
@@ -357,4 +386,64 @@ hpn_sftp_resume_put(struct hpn_sftp *h, int local_fd, const char *dst,
 		return -1;
 	*have = from;
 	return 0;
+}
+
+/*
+ * The engine's resume of a download of src to dst, planned before its run
+ * (nothing else is in flight on h then): *from, where the reads are to
+ * start, 0 for the whole file (also when src cannot be opened: the
+ * engine's own OPEN then says why).  -1: an error, said.
+ */
+int
+hpn_sftp_resume_plan_get(struct hpn_sftp *h, const char *src,
+    const char *dst, int mode, u_int64_t *from)
+{
+	struct stat sb;
+	u_char *handle = NULL;
+	size_t hlen;
+	u_int status;
+	u_int64_t want;
+	int lfd, r;
+
+	*from = 0;
+	if (stat(dst, &sb) == -1 || !S_ISREG(sb.st_mode) || sb.st_size <= 0)
+		return 0;	/* nothing there to keep */
+	if (hpn_sftp_open_read(h, src, &handle, &hlen, &want, &status) != 0)
+		return 0;
+	if ((lfd = open(dst, O_RDONLY)) == -1) {
+		error("open local \"%s\": %s", dst, strerror(errno));
+		r = -1;
+	} else {
+		r = plan(h, handle, hlen, lfd, dst,
+		    contiguous(lfd, dst, (u_int64_t)sb.st_size), want, mode,
+		    from);
+		close(lfd);
+	}
+	hpn_sftp_close_handle(h, handle, hlen);
+	free(handle);
+	return r;
+}
+
+/*
+ * The same for an upload of src to dst: *from, where the writes start.
+ * A source that cannot be read: 0 (the engine says why).
+ */
+int
+hpn_sftp_resume_plan_put(struct hpn_sftp *h, const char *src,
+    const char *dst, int mode, u_int64_t *from)
+{
+	struct stat sb;
+	int lfd, r;
+
+	*from = 0;
+	if ((lfd = open(src, O_RDONLY)) == -1)
+		return 0;
+	if (fstat(lfd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(lfd);
+		return 0;
+	}
+	r = hpn_sftp_resume_put(h, lfd, dst, (u_int64_t)sb.st_size, mode,
+	    from);
+	close(lfd);
+	return r;
 }

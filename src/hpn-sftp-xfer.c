@@ -32,8 +32,10 @@
  * It needs nothing of the server beyond SFTP version 3.  Per file it does
  * what upstream's sftp_download()/sftp_upload() and the directory walks
  * do, with the same paths and checks (names with '/' from a server's
- * listing are refused, "." and ".." skipped); resume (-a, reget, reput),
- * fsync of uploads and bandwidth limits (-l) are left to upstream's code.
+ * listing are refused, "." and ".." skipped).  Resume (-Z, -a, reget,
+ * reput) of a single file is planned before the run (hpn-sftp-resume.c)
+ * and moves the rest from there; resume of trees, fsync of uploads and
+ * bandwidth limits (-l) are left to upstream's code.
  * On Ctrl-C (interrupted) it stops asking, lets what is out drain,
  * truncates a partial download at its contiguous end and sets no times on
  * anything incomplete.
@@ -1012,6 +1014,7 @@ struct xjob {
 	Attrib a;
 	int have_a;
 	int preserve, print_flag, fsync, follow, inplace;
+	u_int64_t from;			/* resume: what is there already */
 	int ret;
 };
 TAILQ_HEAD(xjobs, xjob);
@@ -1045,6 +1048,30 @@ job_free(struct xjob *j)
 	free(j);
 }
 
+/*
+ * Resume (planned before the run): the job moves the bytes from `from' on,
+ * written in place over what is there (checked to be the source's start,
+ * and no longer than it); 0: the whole file, as without resume.
+ */
+static void
+job_resume(struct xjob *j, u_int64_t from)
+{
+	j->from = from;
+	if (from > 0)
+		j->inplace = 1;
+}
+
+/* A job that failed before it could be queued (said). */
+static int
+submit_failed(void)
+{
+	if (batching) {
+		batch_failed = 1;
+		return 0;
+	}
+	return -1;
+}
+
 /* Now, or at the end of the batch (then 0 now). */
 static int
 submit(struct xjob *j)
@@ -1068,9 +1095,13 @@ hpn_sftp_get(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
     int inplace)
 {
 	struct xjob *j;
+	u_int64_t from = 0;
 
-	if (h == NULL || h->upstream || resume)
+	if (h == NULL || h->upstream)
 		return HPN_SFTP_UPSTREAM;
+	if (resume && hpn_sftp_resume_plan_get(h, src, dst, resume,
+	    &from) != 0)
+		return submit_failed();
 	j = job_new(conn, h, J_GET, src, dst);
 	if (a != NULL) {
 		j->a = *a;
@@ -1079,6 +1110,7 @@ hpn_sftp_get(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
 	j->preserve = preserve;
 	j->fsync = fsync;
 	j->inplace = inplace;
+	job_resume(j, from);
 	return submit(j);
 }
 
@@ -1109,13 +1141,18 @@ hpn_sftp_put(struct sftp_conn *conn, struct hpn_sftp *h, const char *src,
     const char *dst, int preserve, int resume, int fsync, int inplace)
 {
 	struct xjob *j;
+	u_int64_t from = 0;
 
-	/* fsync@openssh.com and resume: upstream's code */
-	if (h == NULL || h->upstream || resume || fsync)
+	/* fsync@openssh.com: upstream's code */
+	if (h == NULL || h->upstream || fsync)
 		return HPN_SFTP_UPSTREAM;
+	if (resume && hpn_sftp_resume_plan_put(h, src, dst, resume,
+	    &from) != 0)
+		return submit_failed();
 	j = job_new(conn, h, J_PUT, src, dst);
 	j->preserve = preserve;
 	j->inplace = inplace;
+	job_resume(j, from);
 	return submit(j);
 }
 
@@ -1374,6 +1411,7 @@ struct xrun {
 	/* progress */
 	int meter;
 	u_int64_t done_bytes, total_bytes;
+	u_int64_t kept_bytes;		/* resume: there before, in done */
 	u_int files_done, files_total;
 	double start, last, rate;
 	u_int64_t last_bytes;
@@ -1626,7 +1664,7 @@ meter_draw(struct xrun *x, int final)
 		x->rate = x->rate == 0 ? r : x->rate * 0.9 + r * 0.1;
 	}
 	if (final && now > x->start)
-		x->rate = x->done_bytes / (now - x->start);
+		x->rate = (x->done_bytes - x->kept_bytes) / (now - x->start);
 	x->last = now;
 	x->last_bytes = x->done_bytes;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != -1 && ws.ws_col != 0)
@@ -1756,9 +1794,10 @@ lane_pick(struct xrun *x)
 }
 
 /*
- * -n: a large file is moved in parts over the connections: at least
- * HPN_STRIPE_PART bytes each, about four per connection.  Returns the
- * part size, 0: in one piece.
+ * -n: a large file (of size bytes, to move from its pstart: resume) is
+ * moved in parts over the connections: at least HPN_STRIPE_PART bytes
+ * each, about four per connection.  Returns the part size, 0: in one
+ * piece.
  */
 static u_int64_t
 stripe_size(struct xrun *x, struct xfile *f, u_int64_t size)
@@ -1768,6 +1807,7 @@ stripe_size(struct xrun *x, struct xfile *f, u_int64_t size)
 
 	for (i = 0; i < x->nlanes; i++)
 		live += !x->lanes[i].dead;
+	size = size > f->pstart ? size - f->pstart : 0;
 	if (live < 2 || f->st != NULL || size < 2 * HPN_STRIPE_PART)
 		return 0;
 	part = size / (4 * (u_int64_t)live);
@@ -1817,7 +1857,7 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	struct xstripe *st;
 	struct xfile *f;
 	u_int64_t off;
-	u_int k, n = (u_int)((size + psize - 1) / psize);
+	u_int k, n = (u_int)((size - whole->pstart + psize - 1) / psize);
 
 	st = xcalloc(1, sizeof(*st));
 	st->whole = whole;
@@ -1831,7 +1871,7 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 	whole->step = F_WAIT;
 	debug2_f("\"%s\": %llu bytes in %u parts", whole->src,
 	    (unsigned long long)size, n);
-	for (k = 0, off = 0; k < n; k++, off += psize) {
+	for (k = 0, off = whole->pstart; k < n; k++, off += psize) {
 		f = part_new(x, whole, k, off,
 		    k == n - 1 ? UINT64_MAX : off + psize);
 		st->start[k] = st->hw[k] = off;
@@ -1882,6 +1922,8 @@ get_file_ready(struct xrun *x, struct xfile *f)
 	}
 	hpn_sftp_rd_init(&f->rd, f->a.size,
 	    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0, x->h->rbuflen);
+	/* resume: from what is there */
+	f->rd.next = f->rd.highwater = f->rd.maxack = f->pstart;
 	if (f->rd.size_known) {
 		f->counted = f->a.size;
 		x->total_bytes += f->a.size;
@@ -1922,6 +1964,7 @@ put_local_open(struct xrun *x, struct xfile *f, int fd)
 	if (!f->job->preserve)
 		f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
 	hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
+	f->rd.highwater = f->rd.maxack = f->pstart;	/* resume */
 	return 0;
 }
 
@@ -2233,7 +2276,7 @@ part_done(struct xrun *x, struct xfile *f)
 		return;
 
 	/* the contiguous prefix of the file, over its parts by offset */
-	for (n = 0, next = 0; n < st->nparts; n++) {
+	for (n = 0, next = w->pstart; n < st->nparts; n++) {
 		for (k = 0; k < st->nparts; k++)
 			if (st->start[k] == next)
 				break;
@@ -2256,8 +2299,12 @@ part_done(struct xrun *x, struct xfile *f)
 	} else {
 		w->rd.highwater = hw;
 		attrib_clear(&t);
-		if (w->job->inplace) {
-			/* inplace: cut an older, longer file to the new end */
+		if (w->job->inplace || bad) {
+			/*
+			 * inplace: cut an older, longer file to the new end;
+			 * incomplete: to where the parts' bytes stop being
+			 * contiguous (no gaps left looking like data)
+			 */
 			t.flags = SSH2_FILEXFER_ATTR_SIZE;
 			t.size = bad ? hw : w->off;
 			q = req_new(x, XR_FIXSIZE, NULL, NULL);
@@ -2743,6 +2790,7 @@ put_file_add(struct xrun *x, struct xjob *j, struct xdir *parent,
 
 	f = file_new(x, j, parent, src, dst);
 	f->size = size;
+	f->pstart = f->off = j->from;	/* resume: the writes start there */
 	x->total_bytes += size;
 	waitq_add(x, f, 0);
 }
@@ -3730,9 +3778,14 @@ job_start(struct xrun *x, struct xjob *j)
 
 	j->ret = 0;
 	x->jobs_left++;
+	/* resume: the meter counts what is there as done, not in the rate */
+	x->done_bytes += j->from;
+	x->kept_bytes += j->from;
+	x->last_bytes += j->from;
 	switch (j->kind) {
 	case J_GET:
 		f = file_new(x, j, NULL, j->src, j->dst);
+		f->pstart = j->from;	/* resume: the reads start there */
 		if (j->have_a) {
 			f->a = j->a;
 			f->have_a = 1;

@@ -55,6 +55,10 @@ int	hpn_sftp_resume_get(struct hpn_sftp *, const u_char *, size_t,
 	    const char *, int, u_int64_t, int, off_t *);
 int	hpn_sftp_resume_put(struct hpn_sftp *, int, const char *, u_int64_t,
 	    int, u_int64_t *);
+int	hpn_sftp_resume_plan_get(struct hpn_sftp *, const char *,
+	    const char *, int, u_int64_t *);
+int	hpn_sftp_resume_plan_put(struct hpn_sftp *, const char *,
+	    const char *, int, u_int64_t *);
 int	hpn_sftp_server_ext(struct hpn_sftp *, const char *, const char *);
 int	hpn_sftp_can_hash(struct hpn_sftp *);
 u_int	hpn_sftp_next_id(struct hpn_sftp *);

@@ -5,7 +5,9 @@
 #	file in them; -p; our sftp-server, the stock build's and paramiko's;
 #	extra connections that cannot authenticate (a notice, the transfer
 #	goes on); a connection cut during a download (its parts start again
-#	on the others).  Every file is compared with its source.  The
+#	on the others); -Z resuming a partial file in parts both ways, and a
+#	download with gaps between its parts (as a killed -n copy leaves
+#	it).  Every file is compared with its source.  The
 #	connections run through ProxyCommand (sshd -i), one sshd each.
 #	Placed in the Public Domain.
 
@@ -34,11 +36,12 @@ done
 BIG=$W/big
 head -c 41000000 /dev/urandom > $BIG	# 5 parts of 8 MiB (the last longer)
 
-# spread FILE: every extra connection of a -n 4 run moved a share
+# spread FILE WHAT [MIN]: every extra connection of a -n 4 run moved a
+# share (at least MIN bytes, 4000000 if not given)
 spread() {
 	for _c in 2 3 4; do
 		_b=`sed -n "s/.*connection $_c moved \([0-9]*\) bytes.*/\1/p" $1`
-		[ -n "$_b" ] && [ "$_b" -ge 4000000 ] ||
+		[ -n "$_b" ] && [ "$_b" -ge "${3:-4000000}" ] ||
 			fail "$2: connection $_c moved '${_b}' bytes: `grep -E 'moved|connections' $1`"
 	done
 }
@@ -66,6 +69,40 @@ ${SFTP} -S ${REAL_SSH} -F $OBJ/ssh_proxy -n 4 -b $W/batch somehost > $W/out 2>&1
 	fail "sftp -n 4: `tail -5 $W/out`"
 cmp -s $BIG $W/sput || fail "sftp -n 4 put: differs"
 cmp -s $BIG $W/sget || fail "sftp -n 4 get: differs"
+
+verbose "$tid: -n 4 -Z: the rest of partial files in parts, both ways"
+head -c 10000000 $BIG > $W/up
+head -c 10000000 $BIG > $W/down
+$S -n 4 -v -Z $BIG somehost:$W/up > $W/out 2>&1 || fail "-Z up: `tail -5 $W/out`"
+cmp -s $BIG $W/up || fail "scp -n 4 -Z up: differs"
+grep -q "matches: resuming at 10000000" $W/out || fail "-Z up: `grep up: $W/out`"
+spread $W/out "scp -n 4 -Z up" 2000000
+$S -n 4 -v -Z somehost:$BIG $W/down > $W/out 2>&1 || fail "-Z down: `tail -5 $W/out`"
+cmp -s $BIG $W/down || fail "scp -n 4 -Z down: differs"
+grep -q "matches: resuming at 10000000" $W/out || fail "-Z down: `grep down: $W/out`"
+spread $W/out "scp -n 4 -Z down" 2000000
+# a flipped byte in what is there: all of it again, in parts
+printf X | dd of=$W/down bs=1 seek=5000000 conv=notrunc 2>/dev/null
+$S -n 4 -Z somehost:$BIG $W/down > $W/out 2>&1 || fail "-Z flipped: `tail -5 $W/out`"
+cmp -s $BIG $W/down || fail "scp -n 4 -Z over a flipped byte: differs"
+grep -q "differ from the source" $W/out || fail "-Z flipped: `cat $W/out`"
+
+# Parts written with a gap between them (8 MiB, then 4 MB at 16 MiB), as
+# a download in parts killed with SIGKILL leaves it: compared up to the
+# gap, the rest fetched again.  Needs a file system with holes.
+rm -f $W/down
+head -c 8388608 $BIG > $W/down
+dd if=$BIG of=$W/down bs=1048576 skip=16 seek=16 count=4 conv=notrunc 2>/dev/null
+if $PY -c 'import os,sys; f=os.open(sys.argv[1],os.O_RDONLY); sys.exit(os.lseek(f,0,os.SEEK_HOLE)!=8388608)' $W/down; then
+	verbose "$tid: -n 4 -Z over parts with a gap between them"
+	$S -n 4 -Z somehost:$BIG $W/down > $W/out 2>&1 || fail "-Z gap: `tail -5 $W/out`"
+	cmp -s $BIG $W/down || fail "scp -n 4 -Z over a gap: differs"
+	grep -q "written up to a gap at 8388608 bytes" $W/out &&
+	    grep -q "matches: resuming at 8388608" $W/out ||
+		fail "-Z gap: `cat $W/out`"
+else
+	trace "no holes in files here: the gap case is not tested"
+fi
 
 verbose "$tid: trees with a large file, -p, -n 3"
 T=$W/tree
