@@ -16,8 +16,9 @@
  * (authentication needs a person, the server refuses more sessions) is
  * dropped with a notice and the transfer goes on with the others.  They
  * take the first connection's limits (the same server).  At exit their
- * sockets are closed and the ssh processes reaped by PID (bounded: then
- * SIGTERM).
+ * sockets are closed: the ssh of a session in use then ends by itself (not
+ * waited for, like the first connection's); the others are reaped by PID
+ * (bounded: then SIGTERM).
  */
 
 #include "includes.h"
@@ -62,6 +63,7 @@ static struct {
 	struct hpn_sftp *h[HPN_LANES_MAX];
 	int fd[HPN_LANES_MAX];
 	pid_t pid[HPN_LANES_MAX];
+	int up[HPN_LANES_MAX];	/* greeted: its session was in use */
 	u_int msg_id[HPN_LANES_MAX];
 } lanes;
 
@@ -155,7 +157,12 @@ hpn_sftp_lanes_ssh(char * const *base, const char *program,
 	lanes_argv_free(v);
 }
 
-/* At exit: close the lanes, reap their ssh processes (bounded). */
+/*
+ * At exit: close the lanes.  The ssh of a session that was in use ends by
+ * itself on that end of input, and is not waited for: as scp does not wait
+ * for the first connection's ssh, whose teardown is one more round trip.
+ * The others (never greeted) are reaped, bounded, then sent SIGTERM.
+ */
 static void
 lanes_reap(void)
 {
@@ -167,6 +174,9 @@ lanes_reap(void)
 			close(lanes.fd[i]);
 			lanes.fd[i] = -1;
 		}
+		if (lanes.up[i] && lanes.pid[i] > 0 &&
+		    waitpid(lanes.pid[i], NULL, WNOHANG) == 0)
+			lanes.pid[i] = 0;	/* ends on its own */
 	}
 	for (tries = 0; tries < 100; tries++) {
 		for (i = 0, left = 0; i < HPN_LANES_MAX; i++) {
@@ -379,6 +389,7 @@ hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 			continue;
 		}
 		lanes.msg_id[i] = 1;
+		lanes.up[i] = 1;
 		lanes.h[k] = hpn_sftp_attach(lanes.fd[i], lanes.fd[i],
 		    &lanes.msg_id[i]);
 		hpn_sftp_settle_as(lanes.h[k], main, ver[i]);

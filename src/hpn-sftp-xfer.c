@@ -3508,18 +3508,26 @@ steal(struct xrun *x)
 	}
 }
 
+/* The bytes of the open files on connection l not asked for yet. */
+static u_int64_t
+lane_unasked(struct xrun *x, struct xlane *l)
+{
+	struct xfile *f;
+	u_int64_t n = 0;
+
+	TAILQ_FOREACH(f, &x->active, qnext)
+		if (f->lane == l)
+			n += file_unasked(x, f);
+	return n;
+}
+
 static void
 schedule(struct xrun *x)
 {
 	struct xfile *f, *nf;
 	struct xlane *l;
-	u_int64_t ahead = 0, budget = 0;
+	u_int64_t ahead = 0;
 	int ahead_known = 0;
-	u_int i;
-
-	for (i = 0; i < x->nlanes; i++)
-		if (!x->lanes[i].dead)
-			budget += x->lanes[i].budget;
 
 	dir_pump(x);
 	/* on Ctrl-C nothing new starts: what waits is dropped */
@@ -3528,12 +3536,17 @@ schedule(struct xrun *x)
 	while ((f = TAILQ_FIRST(&x->waitq)) != NULL &&
 	    (l = lane_pick(x)) != NULL &&
 	    sshbuf_len(l->obuf) < X_OBUF_MAX) {
-		/* enough open to fill the budget: wait for one to finish */
+		/*
+		 * enough open to fill the budget: wait for one to finish.
+		 * -n: each connection's own (the least loaded one's), so
+		 * that every connection gets work at once.
+		 */
 		if (!ahead_known) {
-			ahead = unasked(x);
+			ahead = x->nlanes > 1 ? lane_unasked(x, l) :
+			    unasked(x);
 			ahead_known = 1;
 		}
-		if (ahead >= budget)
+		if (ahead >= l->budget)
 			break;
 		file_open(x, f, l);
 		ahead_known = 0;
