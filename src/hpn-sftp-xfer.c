@@ -1349,6 +1349,7 @@ struct xreq {
 	u_int len;
 	u_int64_t cost;			/* bytes counted in the budget */
 	char *path;			/* requests that outlive their node */
+	double sent;			/* when it went out */
 };
 
 static int
@@ -1377,7 +1378,8 @@ struct xlane {
 	u_int nhandles;			/* asked for or held */
 	u_int max_handles;
 	int fl_in, fl_out;		/* descriptor flags to restore */
-	u_int64_t moved;		/* bytes it carried (debug) */
+	u_int64_t moved;		/* bytes it carried */
+	u_int64_t tick_moved;		/* ... at the last lanes_tune() */
 };
 
 /*
@@ -1414,6 +1416,9 @@ struct xrun {
 	u_int64_t kept_bytes;		/* resume: there before, in done */
 	u_int files_done, files_total;
 	double start, last, rate;
+	double rtt;			/* -n: quickest data reply seen */
+	double tick;			/* lanes_tune() last looked */
+	u_int64_t budget_max;		/* -n: a connection's at most */
 	u_int64_t last_bytes;
 	int drawn;
 	char curname[256];
@@ -1424,6 +1429,7 @@ static void waitq_add(struct xrun *, struct xfile *, int);
 static void unlink_file(struct xrun *, struct xfile *);
 static void file_check(struct xrun *, struct xfile *);
 static void dir_child_done(struct xrun *, struct xdir *, int);
+static void lane_rtt(struct xrun *, struct xreq *);
 static void dir_new_get(struct xrun *, struct xjob *, struct xdir *,
     const char *, const char *, Attrib *, int);
 static void dir_new_put(struct xrun *, struct xjob *, struct xdir *,
@@ -1459,6 +1465,8 @@ req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
 	q->kind = kind;
 	q->f = f;
 	q->d = d;
+	if (x->nlanes > 1)
+		q->sent = monotime_double();
 	if (RB_INSERT(xreqs, &l->reqs, q) != NULL)
 		fatal_f("request id %u in use", q->id);
 	l->nout++;
@@ -3147,6 +3155,7 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	case XR_READ:
 		q->lane->ndata--;
 		q->lane->inflight -= q->cost;
+		lane_rtt(x, q);
 		if (type == SSH2_FXP_STATUS) {
 			parse_status(m, type, &status);
 			if (status == SSH2_FX_EOF)
@@ -3194,6 +3203,7 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	case XR_WRITE:
 		q->lane->ndata--;
 		q->lane->inflight -= q->cost;
+		lane_rtt(x, q);
 		f->nwrites--;
 		parse_status(m, type, &status);
 		if (status != SSH2_FX_OK) {
@@ -3521,6 +3531,62 @@ lane_unasked(struct xrun *x, struct xlane *l)
 	return n;
 }
 
+/* -n: the round trip of a data request, as the quickest reply says. */
+static void
+lane_rtt(struct xrun *x, struct xreq *q)
+{
+	double t;
+
+	if (x->nlanes < 2 || q->sent <= 0)
+		return;
+	t = monotime_double() - q->sent;
+	if (x->rtt <= 0 || t < x->rtt)
+		x->rtt = t;
+}
+
+/*
+ * -n: each connection's budget follows what it moves.  Connections share
+ * the path unevenly (one may run at a tenth of another for the whole
+ * transfer), and bytes asked for on a slow one wait there: at the end,
+ * the others idle while they drain.  Once a round trip is known, each
+ * connection may hold out LANE_HEADROOM times what it moved in the last
+ * round trip (at least LANE_BUDGET_MIN, at most the path's whole budget):
+ * room to grow as fast as TCP's slow start, little left waiting on a slow
+ * one, and the rest of its parts not asked for yet goes to the others
+ * (steal()).
+ */
+#define LANE_HEADROOM	4
+#define LANE_BUDGET_MIN	(1024 * 1024)
+#define LANE_TICK_MIN	0.05	/* s: not more often */
+static void
+lanes_tune(struct xrun *x)
+{
+	struct xlane *l;
+	double now, dt;
+	u_int64_t b;
+	u_int i;
+
+	if (x->nlanes < 2 || x->rtt <= 0)
+		return;
+	now = monotime_double();
+	if (x->tick <= 0) {
+		x->tick = now;		/* the first measure starts */
+		for (i = 0; i < x->nlanes; i++)
+			x->lanes[i].tick_moved = x->lanes[i].moved;
+		return;
+	}
+	if ((dt = now - x->tick) < MAXIMUM(x->rtt, LANE_TICK_MIN))
+		return;
+	for (i = 0; i < x->nlanes; i++) {
+		l = &x->lanes[i];
+		b = (u_int64_t)((l->moved - l->tick_moved) / dt * x->rtt *
+		    LANE_HEADROOM) + LANE_BUDGET_MIN;
+		l->budget = MINIMUM(b, x->budget_max);
+		l->tick_moved = l->moved;
+	}
+	x->tick = now;
+}
+
 static void
 schedule(struct xrun *x)
 {
@@ -3529,6 +3595,7 @@ schedule(struct xrun *x)
 	u_int64_t ahead = 0;
 	int ahead_known = 0;
 
+	lanes_tune(x);
 	dir_pump(x);
 	/* on Ctrl-C nothing new starts: what waits is dropped */
 	while (interrupted && (f = TAILQ_FIRST(&x->waitq)) != NULL)
@@ -3877,6 +3944,7 @@ lane_init(struct xrun *x, struct xlane *l, struct hpn_sftp *h, u_int idx)
 	 * go to a connection that runs dry (steal()).
 	 */
 	l->budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
+	x->budget_max = MAXIMUM(x->budget_max, l->budget);
 	if (x->nlanes > 1)
 		l->budget = MAXIMUM(l->budget / x->nlanes,
 		    2 * HPN_STRIPE_SPLIT);
