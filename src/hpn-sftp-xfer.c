@@ -3549,21 +3549,17 @@ lane_rtt(struct xrun *x, struct xreq *q)
  * the path unevenly (one may run at a tenth of another for the whole
  * transfer), and bytes asked for on a slow one wait there: at the end,
  * the others idle while they drain.  Once a round trip is known, each
- * connection may hold out LANE_HEADROOM times what it moved in the last
- * round trip (at least LANE_BUDGET_MIN, at most the path's whole budget):
- * room to grow as fast as TCP's slow start, little left waiting on a slow
- * one, and the rest of its parts not asked for yet goes to the others
- * (steal()).
+ * connection's budget is sized, every round trip, to what it moved in the
+ * last one (hpn_sftp_lane_budget()): room to grow as fast as TCP's slow
+ * start, little left waiting on a slow one, and the rest of its parts not
+ * asked for yet goes to the others (steal()).
  */
-#define LANE_HEADROOM	4
-#define LANE_BUDGET_MIN	(1024 * 1024)
 #define LANE_TICK_MIN	0.05	/* s: not more often */
 static void
 lanes_tune(struct xrun *x)
 {
 	struct xlane *l;
 	double now, dt;
-	u_int64_t b;
 	u_int i;
 
 	if (x->nlanes < 2 || x->rtt <= 0)
@@ -3579,9 +3575,8 @@ lanes_tune(struct xrun *x)
 		return;
 	for (i = 0; i < x->nlanes; i++) {
 		l = &x->lanes[i];
-		b = (u_int64_t)((l->moved - l->tick_moved) / dt * x->rtt *
-		    LANE_HEADROOM) + LANE_BUDGET_MIN;
-		l->budget = MINIMUM(b, x->budget_max);
+		l->budget = hpn_sftp_lane_budget(l->moved - l->tick_moved, dt,
+		    x->rtt, x->budget_max);
 		l->tick_moved = l->moved;
 	}
 	x->tick = now;

@@ -79,6 +79,27 @@ hpn_sftp_max_handles(u_int64_t server, u_int64_t nofile)
 }
 
 /*
+ * -n: the bytes one connection may have asked for and not yet got, from
+ * what it moved (moved bytes in dt seconds) and the path's round trip
+ * (rtt s): HPN_LANE_HEADROOM times its rate's worth of a round trip, room
+ * to grow as fast as TCP's slow start, plus HPN_LANE_BUDGET_MIN; at most
+ * max (the path's whole budget).
+ */
+u_int64_t
+hpn_sftp_lane_budget(u_int64_t moved, double dt, double rtt, u_int64_t max)
+{
+	double b;
+
+	if (dt <= 0 || rtt <= 0)
+		return max;
+	b = (double)moved / dt * rtt * HPN_LANE_HEADROOM +
+	    HPN_LANE_BUDGET_MIN;
+	if (b >= (double)max)
+		return max;
+	return (u_int64_t)b;
+}
+
+/*
  * Reads of one file.  With its size known (from its attributes) the reads
  * cover [0, size) in requests of at most buflen, and one more at size (the
  * probe) shows the end: all of them can go out at once, with the CLOSE
