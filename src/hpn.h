@@ -35,6 +35,7 @@
 #define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
+#define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
 
 struct ssh;
