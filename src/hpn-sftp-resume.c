@@ -320,6 +320,27 @@ plan(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 }
 
 /*
+ * plan() for a download: the local destination dst (have bytes) read up
+ * to its first hole.  -1: an error, said.
+ */
+static int
+plan_local(struct hpn_sftp *h, const u_char *handle, size_t hlen,
+    const char *dst, u_int64_t have, u_int64_t want, int mode,
+    u_int64_t *from)
+{
+	int lfd, r;
+
+	if ((lfd = open(dst, O_RDONLY)) == -1) {
+		error("open local \"%s\": %s", dst, strerror(errno));
+		return -1;
+	}
+	r = plan(h, handle, hlen, lfd, dst, contiguous(lfd, dst, have), want,
+	    mode, from);
+	close(lfd);
+	return r;
+}
+
+/*
  * sftp_download() with resume: handle is the source's (want bytes),
  * local_fd the destination, open for writing, of *have bytes.  On return
  * *have is where the download is to start: 0 (the destination emptied)
@@ -330,18 +351,11 @@ hpn_sftp_resume_get(struct hpn_sftp *h, const u_char *handle, size_t hlen,
     const char *dst, int local_fd, u_int64_t want, int mode, off_t *have)
 {
 	u_int64_t from;
-	int lfd, r;
 
 	if (h == NULL || *have <= 0)
 		return 0;
-	if ((lfd = open(dst, O_RDONLY)) == -1) {
-		error("open local \"%s\": %s", dst, strerror(errno));
-		return -1;
-	}
-	r = plan(h, handle, hlen, lfd, dst,
-	    contiguous(lfd, dst, (u_int64_t)*have), want, mode, &from);
-	close(lfd);
-	if (r != 0)
+	if (plan_local(h, handle, hlen, dst, (u_int64_t)*have, want, mode,
+	    &from) != 0)
 		return -1;
 	/* sent whole: nothing of what was there may stay */
 	if (from == 0 && ftruncate(local_fd, 0) == -1) {
@@ -403,22 +417,15 @@ hpn_sftp_resume_plan_get(struct hpn_sftp *h, const char *src,
 	size_t hlen;
 	u_int status;
 	u_int64_t want;
-	int lfd, r;
+	int r;
 
 	*from = 0;
 	if (stat(dst, &sb) == -1 || !S_ISREG(sb.st_mode) || sb.st_size <= 0)
 		return 0;	/* nothing there to keep */
 	if (hpn_sftp_open_read(h, src, &handle, &hlen, &want, &status) != 0)
 		return 0;
-	if ((lfd = open(dst, O_RDONLY)) == -1) {
-		error("open local \"%s\": %s", dst, strerror(errno));
-		r = -1;
-	} else {
-		r = plan(h, handle, hlen, lfd, dst,
-		    contiguous(lfd, dst, (u_int64_t)sb.st_size), want, mode,
-		    from);
-		close(lfd);
-	}
+	r = plan_local(h, handle, hlen, dst, (u_int64_t)sb.st_size, want,
+	    mode, from);
 	hpn_sftp_close_handle(h, handle, hlen);
 	free(handle);
 	return r;

@@ -1743,7 +1743,10 @@ file_new(struct xrun *x, struct xjob *j, struct xdir *parent,
 	return f;
 }
 
-/* How f's reads or writes are set up, from its start (or its part's). */
+/*
+ * How f's reads or writes are set up, from its start: its part's, or
+ * where a resumed file goes on.
+ */
 static void
 file_rd_init(struct xrun *x, struct xfile *f)
 {
@@ -1751,13 +1754,13 @@ file_rd_init(struct xrun *x, struct xfile *f)
 		if (f->st != NULL) {
 			hpn_sftp_rd_init(&f->rd, f->pend == UINT64_MAX ?
 			    f->st->whole->a.size : f->pend, 1, x->h->rbuflen);
-			f->rd.next = f->pstart;
 			if (f->pend != UINT64_MAX)
 				hpn_sftp_rd_eof(&f->rd, f->pend);
 		} else
 			hpn_sftp_rd_init(&f->rd, f->a.size,
 			    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0,
 			    x->h->rbuflen);
+		f->rd.next = f->pstart;
 	} else
 		hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
 	f->rd.highwater = f->rd.maxack = f->pstart;
@@ -1928,10 +1931,7 @@ get_file_ready(struct xrun *x, struct xfile *f)
 		file_finish(x, f);
 		return;
 	}
-	hpn_sftp_rd_init(&f->rd, f->a.size,
-	    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0, x->h->rbuflen);
-	/* resume: from what is there */
-	f->rd.next = f->rd.highwater = f->rd.maxack = f->pstart;
+	file_rd_init(x, f);
 	if (f->rd.size_known) {
 		f->counted = f->a.size;
 		x->total_bytes += f->a.size;
@@ -1971,8 +1971,7 @@ put_local_open(struct xrun *x, struct xfile *f, int fd)
 	f->a.perm &= 0777;
 	if (!f->job->preserve)
 		f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
-	hpn_sftp_rd_init(&f->rd, f->size, 1, x->h->wbuflen);
-	f->rd.highwater = f->rd.maxack = f->pstart;	/* resume */
+	file_rd_init(x, f);
 	return 0;
 }
 
@@ -2118,18 +2117,6 @@ file_open(struct xrun *x, struct xfile *f, struct xlane *l)
  fail:
 	f->failed = 1;
 	file_finish(x, f);
-}
-
-/* The bytes of the open files not asked for yet. */
-static u_int64_t
-unasked(struct xrun *x)
-{
-	struct xfile *f;
-	u_int64_t n = 0;
-
-	TAILQ_FOREACH(f, &x->active, qnext)
-		n += file_unasked(x, f);
-	return n;
 }
 
 /* get: reads of f within the budget, then its CLOSE as soon as it may. */
@@ -3518,7 +3505,10 @@ steal(struct xrun *x)
 	}
 }
 
-/* The bytes of the open files on connection l not asked for yet. */
+/*
+ * The bytes of the open files on connection l not asked for yet (every
+ * open file has its connection: with one, all of them).
+ */
 static u_int64_t
 lane_unasked(struct xrun *x, struct xlane *l)
 {
@@ -3604,8 +3594,7 @@ schedule(struct xrun *x)
 		 * that every connection gets work at once.
 		 */
 		if (!ahead_known) {
-			ahead = x->nlanes > 1 ? lane_unasked(x, l) :
-			    unasked(x);
+			ahead = lane_unasked(x, l);
 			ahead_known = 1;
 		}
 		if (ahead >= l->budget)
