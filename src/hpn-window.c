@@ -99,6 +99,9 @@ static struct {
 	int	rcvbuf_read;	/* read once (TcpRcvBufPoll no) */
 	u_int	rcvbuf;		/* last SO_RCVBUF reading */
 	double	rtt_min;	/* lowest smoothed TCP RTT seen, seconds */
+	double	rcv_rtt;	/* the receiver's RTT now (with queueing) */
+	u_int	ooo;		/* out-of-order packets received so far */
+	double	ooo_at;		/* when that count last grew */
 	u_int	cap;		/* max_window, or less for this peer */
 	int	cap_known;
 	/* RTT measurement over non-socket transports */
@@ -290,23 +293,33 @@ hpn_window_pong(struct ssh *ssh, const u_char *d, size_t len)
 /*
  * The connection's round-trip time in seconds from TCP_INFO, or 0: the
  * lowest smoothed RTT seen, i.e. without the queueing a full transfer
- * adds (that queueing also fills with the window it would size).
+ * adds (that queueing also fills with the window it would size).  Also
+ * notes the receiver's own RTT estimate now (the data's round trip, with
+ * the queue it meets) and when out-of-order packets last arrived.
  */
 static double
 tcp_rtt(void)
 {
 #if defined(__linux__) && defined(TCP_INFO)
-	struct tcp_info ti;
+	struct hpn_tcpi ti;
 	socklen_t len = sizeof(ti);
 	double rtt;
 
 	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(hpn.fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
-	    len >= offsetof(struct tcp_info, tcpi_rtt) + sizeof(ti.tcpi_rtt) &&
-	    ti.tcpi_rtt > 0) {
-		rtt = ti.tcpi_rtt / 1e6;
+	if (getsockopt(hpn.fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+		return hpn.rtt_min;
+	if (len >= offsetof(struct hpn_tcpi, rtt) + sizeof(ti.rtt) &&
+	    ti.rtt > 0) {
+		rtt = ti.rtt / 1e6;
 		if (hpn.rtt_min == 0 || rtt < hpn.rtt_min)
 			hpn.rtt_min = rtt;
+	}
+	if (len >= offsetof(struct hpn_tcpi, rcv_rtt) + sizeof(ti.rcv_rtt))
+		hpn.rcv_rtt = ti.rcv_rtt / 1e6;
+	if (len >= offsetof(struct hpn_tcpi, rcv_ooopack) +
+	    sizeof(ti.rcv_ooopack) && ti.rcv_ooopack != hpn.ooo) {
+		hpn.ooo = ti.rcv_ooopack;
+		hpn.ooo_at = monotime_double();
 	}
 #endif
 	return hpn.rtt_min;
@@ -353,6 +366,15 @@ rate_target(Channel *c, double rtt)
 	if ((dt = t - c->hpn_since) < rtt)
 		return 0;
 	/*
+	 * Out-of-order packets arrived meanwhile (a loss, or reordering):
+	 * once the hole is filled the kernel hands over at once what it
+	 * held, a burst at a rate the path never had.  Measure on, over
+	 * the stall and the burst together, for up to HPN_OOO_SPAN round
+	 * trips (a path that reorders all the time still gets measured).
+	 */
+	if (hpn.ooo_at >= c->hpn_since && dt < HPN_OOO_SPAN * rtt)
+		return 0;
+	/*
 	 * The slower of what arrived and what was consumed: a consumer
 	 * catching up on a backlog is not a faster path.
 	 */
@@ -372,7 +394,7 @@ rate_target(Channel *c, double rtt)
 }
 
 static u_int
-window_target(struct ssh *ssh, Channel *c, const char **why)
+window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 {
 	int v;
 	socklen_t len = sizeof(v);
@@ -422,6 +444,24 @@ window_target(struct ssh *ssh, Channel *c, const char **why)
 		}
 		*why = "TCP receive buffer, rate x RTT";
 		target = rate_target(c, rtt);	/* once: it updates c */
+		/*
+		 * The first growth of a window that limits the transfer
+		 * while no queue builds on the path (the data's round trip
+		 * is still near the lowest): a bulk transfer on a long
+		 * path, still in TCP's slow start.  A window sized from
+		 * the rate of the last round trip doubles only every
+		 * second round trip (what arrives was sent under the
+		 * window of a round trip before), half as fast as TCP's
+		 * slow start, so it starts at HPN_WINDOW_BULK and leaves
+		 * the ramp to TCP, which governs the path.
+		 */
+		if (target > c->local_window_max &&
+		    c->local_window_max == c->hpn_window_start &&
+		    hpn.rcv_rtt > 0 && hpn.rcv_rtt < rtt * HPN_BULK_RTT_SLACK) {
+			*why = "bulk transfer starting, TCP slow start";
+			*bulk = 1;
+			return MAXIMUM(target, HPN_WINDOW_BULK);
+		}
 		return MINIMUM(hpn.rcvbuf, target);
 	}
 	/* No socket: time a round trip with a PING. */
@@ -448,15 +488,16 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 {
 	u_int target, cap, old = c->local_window_max, gap;
 	const char *why = NULL;
+	int bulk = 0;
 
 	if (!hpn.configured || hpn.disabled ||
 	    old < HPN_WINDOW_GROW_MIN || c->local_consumed == 0 ||
 	    c->local_window_max - c->local_window <= c->local_maxpacket * 3)
 		goto stock;
 	if (old < (cap = window_cap(ssh)) &&
-	    (target = window_target(ssh, c, &why)) > old) {
+	    (target = window_target(ssh, c, &why, &bulk)) > old) {
 		/* At most double per step, like TCP's slow start. */
-		if (target / 2 > old)
+		if (target / 2 > old && !bulk)
 			target = old * 2;
 		if (target > cap)
 			target = cap;

@@ -33,6 +33,9 @@
 #define HPN_RCVBUF_LIMIT	(1024 * 1024 * 1024)	/* TcpRcvBuf */
 #define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
 #define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
+#define HPN_WINDOW_BULK		(16 * 1024 * 1024) /* a bulk window's start */
+#define HPN_BULK_RTT_SLACK	1.25	/* ... while the data's RTT is below this x the lowest */
+#define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
