@@ -144,6 +144,7 @@ struct hpn_sftp {
 	u_int64_t open_handles;		/* the server's figure, 0: none */
 	int upstream;			/* -l: upstream's code does it all */
 	int can_hash;			/* the server has HPN_HASH_EXT */
+	int can_ref;			/* ... and HPN_REF_EXT */
 	struct early e[E_MAX];
 	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
 	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
@@ -523,10 +524,14 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 int
 hpn_sftp_server_ext(struct hpn_sftp *h, const char *name, const char *value)
 {
-	if (h == NULL || strcmp(name, HPN_HASH_EXT) != 0 ||
-	    strcmp(value, "1") != 0)
+	if (h == NULL || strcmp(value, "1") != 0)
 		return 0;
-	h->can_hash = 1;
+	if (strcmp(name, HPN_HASH_EXT) == 0)
+		h->can_hash = 1;
+	else if (strcmp(name, HPN_REF_EXT) == 0)
+		h->can_ref = 1;
+	else
+		return 0;
 	return 1;
 }
 
@@ -786,6 +791,7 @@ hpn_sftp_settle_as(struct hpn_sftp *h, const struct hpn_sftp *from,
 	h->nreq = from->nreq;
 	h->open_handles = from->open_handles;
 	h->upstream = from->upstream;
+	h->can_ref = from->can_ref;
 }
 
 /* Equal paths, but for trailing slashes ("dir/" from a glob, "dir"). */
@@ -1291,6 +1297,8 @@ struct xfile {
 	int opened;			/* put: local opened; get: remote once */
 	u_char *handle;
 	size_t hlen;
+	int ref;			/* handle: a reference to its OPEN */
+	int open_failed;		/* ... which failed (said) */
 	int fd;
 	struct hpn_sftp_rd rd;		/* get: reads; put: write acks */
 	u_int nout;			/* requests out */
@@ -2035,6 +2043,29 @@ put_early(struct xrun *x, struct xfile *f)
 	return 1;
 }
 
+/*
+ * f's OPEN (request q) went out.  Where the server takes handle references
+ * (HPN_REF_EXT), f's reads or writes follow at once, naming the OPEN: its
+ * reply is a round trip away.
+ */
+static void
+file_opening(struct xfile *f, struct xreq *q)
+{
+	u_char ref[HPN_REF_LEN_MAX];
+	u_int32_t id = q->id;
+
+	if (!f->lane->h->can_ref) {
+		f->step = F_OPENING;
+		return;
+	}
+	free(f->handle);
+	f->hlen = hpn_sftp_ref_make(ref, &id, 1);
+	f->handle = xmalloc(f->hlen);
+	memcpy(f->handle, ref, f->hlen);
+	f->ref = 1;
+	f->step = F_DATA;
+}
+
 /* A file's turn for a handle on connection l: ask for it. */
 static void
 file_open(struct xrun *x, struct xfile *f, struct xlane *l)
@@ -2092,7 +2123,7 @@ file_open(struct xrun *x, struct xfile *f, struct xlane *l)
 		debug3("Sent remote message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 		    q->id, f->src, pflags);
 		l->nhandles++;
-		f->step = F_OPENING;
+		file_opening(f, q);
 		return;
 	}
 	pflags = SSH2_FXF_WRITE | SSH2_FXF_CREAT;
@@ -2112,7 +2143,7 @@ file_open(struct xrun *x, struct xfile *f, struct xlane *l)
 	debug3("Sent dest message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 	    q->id, f->dst, pflags);
 	l->nhandles++;
-	f->step = F_OPENING;
+	file_opening(f, q);
 	return;
  fail:
 	f->failed = 1;
@@ -2398,7 +2429,7 @@ file_finish(struct xrun *x, struct xfile *f)
 	} else if (is_get(f->job)) {
 		ret = -1;	/* never opened */
 	} else {
-		if (f->wstatus != SSH2_FX_OK) {
+		if (f->wstatus != SSH2_FX_OK && !f->open_failed) {
 			error("write remote \"%s\": %s", f->dst,
 			    fx2txt(f->wstatus));
 			ret = -1;
@@ -3101,6 +3132,9 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 				    is_get(f->job) ? f->src : f->dst,
 				    fx2txt(status));
 			f->failed = 1;
+			/* what named it fails too, unsaid */
+			f->open_failed = f->ref;
+			f->ref = 0;
 			f->step = F_CLOSED;
 			if (f->st != NULL) {
 				f->st->whole->failed = 1;
@@ -3114,9 +3148,17 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			    SSH2_FXP_HANDLE, type);
 		if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0)
 			fatal_fr(r, "parse handle");
-		f->handle = handle;
-		f->hlen = hlen;
-		f->step = F_DATA;
+		if (f->ref && f->step != F_DATA) {
+			/* its CLOSE named the OPEN: that closes it */
+			free(handle);
+		} else {
+			/* the handle itself from now on */
+			free(f->handle);
+			f->handle = handle;
+			f->hlen = hlen;
+			f->step = F_DATA;
+		}
+		f->ref = 0;
 		if (f->st != NULL && !is_get(f->job) && !f->st->created) {
 			/* the file is there: the other parts may open it */
 			f->st->created = 1;
@@ -3168,6 +3210,10 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		if (len > q->len)
 			fatal("Received more data than asked for "
 			    "%zu > %u", len, q->len);
+		if (f->ref)
+			fatal("Received data of \"%s\" before its handle: "
+			    "the server broke the order of %s", f->src,
+			    HPN_REF_EXT);
 		if (xfd(f) != -1 && f->werrno == 0 &&
 		    (r = pwrite_all(xfd(f), data, len, q->off)) != 0) {
 			f->werrno = r;
@@ -3206,13 +3252,18 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		return;
 	case XR_FSETSTAT:
 		parse_status(m, type, &status);
-		if (status != SSH2_FX_OK)
+		if (status != SSH2_FX_OK && !f->open_failed)
 			error("remote fsetstat \"%s\": %s", f->dst,
 			    fx2txt(status));
 		file_check(x, f);
 		return;
 	case XR_CLOSE:
 		parse_status(m, type, &status);
+		if (f->open_failed) {
+			/* it named an OPEN that failed: nothing was open */
+			file_check(x, f);
+			return;
+		}
 		q->lane->nhandles--;
 		if (status != SSH2_FX_OK) {
 			error("close remote \"%s\": %s",
@@ -3629,6 +3680,7 @@ file_restart(struct xrun *x, struct xfile *f)
 	free(f->handle);
 	f->handle = NULL;
 	f->hlen = 0;
+	f->ref = f->open_failed = 0;
 	f->nout = 0;
 	if (f->failed || (is_get(f->job) && f->step == F_CLOSING &&
 	    hpn_sftp_rd_done(&f->rd))) {

@@ -19,11 +19,14 @@
 
 #include <sys/types.h>
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xmalloc.h"
 #include "misc.h"
+#include "log.h"
+#include "sshbuf.h"
 #include "hpn.h"
 
 /*
@@ -256,4 +259,87 @@ hpn_sftp_rd_done(const struct hpn_sftp_rd *rd)
 {
 	return rd->inflight == 0 && rd->eof != RD_NONE && rd->ngaps == 0 &&
 	    rd->next >= rd->eof;
+}
+
+/*
+ * Handle references (HPN_REF_EXT): a request may name, in place of a
+ * handle, the OPEN or OPENDIR that is to make it, before its reply is
+ * back.  A reference is HPN_REF_MAGIC and one to HPN_REF_IDS request ids
+ * (uint32, big-endian): the handle of the first of them that made one and
+ * is still open.  A real handle of sftp-server is 4 bytes, so the two
+ * never meet.  The server answers requests in order, so the OPEN is done
+ * when a request naming it comes; one that failed leaves the reference
+ * unresolved, and the request fails as one with an unknown handle does.
+ *
+ * The server's side: which request made each open handle.
+ */
+static struct {
+	u_int32_t id;
+	int set;
+} *refs;
+static u_int nrefs;
+
+/* sftp-server sends handle h in answer to request id. */
+void
+hpn_sftp_ref_note(u_int32_t id, int h)
+{
+	u_int i;
+
+	if (h < 0)
+		return;
+	/* ids come round again after 2^32 requests: the newest wins */
+	for (i = 0; i < nrefs; i++)
+		if (refs[i].set && refs[i].id == id)
+			refs[i].set = 0;
+	if ((u_int)h >= nrefs) {
+		refs = xrecallocarray(refs, nrefs, (u_int)h + 1,
+		    sizeof(*refs));
+		nrefs = (u_int)h + 1;
+	}
+	refs[h].id = id;
+	refs[h].set = 1;
+}
+
+/* Handle h is closed (or was never used). */
+void
+hpn_sftp_ref_forget(int h)
+{
+	if (h >= 0 && (u_int)h < nrefs)
+		refs[h].set = 0;
+}
+
+/*
+ * The handle a reference stands for, -1 when it stands for none, or -2
+ * when s is not a reference (a handle to look up as usual).
+ */
+int
+hpn_sftp_ref_resolve(const u_char *s, size_t len)
+{
+	u_int i, k, n;
+	u_int32_t id;
+
+	if (len < 1 + 4 || s[0] != HPN_REF_MAGIC || (len - 1) % 4 != 0 ||
+	    (n = (len - 1) / 4) > HPN_REF_IDS)
+		return -2;
+	for (k = 0; k < n; k++) {
+		id = PEEK_U32(s + 1 + 4 * k);
+		for (i = 0; i < nrefs; i++)
+			if (refs[i].set && refs[i].id == id)
+				return (int)i;
+	}
+	return -1;
+}
+
+/* The client's side: a reference to the n requests ids, in buf. */
+size_t
+hpn_sftp_ref_make(u_char *buf, const u_int32_t *ids, u_int n)
+{
+	u_int k;
+
+	if (n < 1 || n > HPN_REF_IDS)
+		fatal_f("%u ids", n);
+	buf[0] = HPN_REF_MAGIC;
+	for (k = 0; k < n; k++)
+		POKE_U32(buf + 1 + 4 * k, ids[k]);
+	return 1 + 4 * n;
 }

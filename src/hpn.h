@@ -98,6 +98,16 @@ void	hpn_sftp_rd_eof(struct hpn_sftp_rd *, u_int64_t);
 int	hpn_sftp_rd_planned(const struct hpn_sftp_rd *);
 int	hpn_sftp_rd_done(const struct hpn_sftp_rd *);
 
+/* hpn-sftp.c: handle references, the handle of an OPEN not answered yet */
+#define HPN_REF_EXT		"handle-ref@hpn-patch-set.invalid"
+#define HPN_REF_MAGIC		0xff
+#define HPN_REF_IDS		4	/* request ids in one, at most */
+#define HPN_REF_LEN_MAX		(1 + 4 * HPN_REF_IDS)
+void	hpn_sftp_ref_note(u_int32_t, int);
+void	hpn_sftp_ref_forget(int);
+int	hpn_sftp_ref_resolve(const u_char *, size_t);
+size_t	hpn_sftp_ref_make(u_char *, const u_int32_t *, u_int);
+
 /* hpn-sftp-hash.c: hashes of byte ranges, for verified resume */
 #define HPN_HASH_EXT		"hash-range@hpn-patch-set.invalid"
 #define HPN_HASH_RANGE_MAX	(64 * 1024 * 1024)	/* per request */

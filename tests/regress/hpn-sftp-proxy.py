@@ -102,6 +102,7 @@ class State:
         self.depth = {}           # request id -> depth
         self.kind = {}            # request id -> type
         self.close_of = {}        # CLOSE id -> handle
+        self.made_by = {}         # OPEN/OPENDIR id -> handle it made
         self.limits_id = None
         self.delivered = 0        # highest depth the client was given
         self.log = []             # (depth, type)
@@ -142,6 +143,19 @@ class State:
                 self.limits_id = rid
         return body
 
+    def resolve(self, h):
+        """A handle reference (handle-ref@hpn-patch-set.invalid: 0xff and
+        request ids) stands for the handle the first of those requests
+        made that is still open."""
+        if h is None or len(h) < 5 or h[0] != 0xff or (len(h) - 1) % 4:
+            return h
+        for k in range(1, len(h), 4):
+            (oid,) = struct.unpack(">I", h[k:k + 4])
+            made = self.made_by.get(oid)
+            if made is not None and made in self.open:
+                return made
+        return h
+
     def reply(self, body):
         """The reply as the client gets it, and its depth."""
         t = body[0]
@@ -166,6 +180,7 @@ class State:
             self.read_bytes += len(data)
         if t == HANDLE and k in (OPEN, OPENDIR):
             h, _ = sstr(body, 5)
+            self.made_by[rid] = h
             self.open.add(h)
             self.opens += 1
             if len(self.open) > self.max_open:
@@ -173,7 +188,7 @@ class State:
             if self.allowed and len(self.open) > self.allowed:
                 self.over += 1
         if k == CLOSE:
-            h = self.close_of.pop(rid, None)
+            h = self.resolve(self.close_of.pop(rid, None))
             if t == STATUS and struct.unpack(">I", body[5:9])[0] == 0:
                 self.open.discard(h)
         if k == READDIR and t == NAME and self.a.inject is not None:

@@ -107,6 +107,70 @@ port_of(struct addrinfo *ai)
 void benchmarks(void);
 /* Reads of one file as the engine plans them (hpn-sftp.c). */
 static void
+sftp_ref_tests(void)
+{
+	u_char ref[HPN_REF_LEN_MAX], bad[HPN_REF_LEN_MAX + 4];
+	u_int32_t ids[HPN_REF_IDS + 1] = { 7, 9, 11, 13, 15 };
+	size_t len;
+
+	TEST_START("handle references: composed, resolved, forgotten");
+	len = hpn_sftp_ref_make(ref, ids, 1);
+	ASSERT_SIZE_T_EQ(len, 5);
+	ASSERT_U8_EQ(ref[0], HPN_REF_MAGIC);
+	ASSERT_U32_EQ(PEEK_U32(ref + 1), 7);
+	/* nothing opened by request 7 yet */
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), -1);
+	hpn_sftp_ref_note(7, 3);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), 3);
+	hpn_sftp_ref_forget(3);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), -1);
+	TEST_DONE();
+
+	TEST_START("handle references: the first of several that opened");
+	len = hpn_sftp_ref_make(ref, ids, 2);	/* 7, then 9 */
+	ASSERT_SIZE_T_EQ(len, 9);
+	hpn_sftp_ref_note(9, 0);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), 0);
+	hpn_sftp_ref_note(7, 5);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), 5);
+	hpn_sftp_ref_forget(5);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), 0);
+	hpn_sftp_ref_forget(0);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), -1);
+	TEST_DONE();
+
+	TEST_START("handle references: an id made again, the newest wins");
+	len = hpn_sftp_ref_make(ref, ids, 1);
+	hpn_sftp_ref_note(7, 1);
+	hpn_sftp_ref_note(7, 2);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), 2);
+	hpn_sftp_ref_forget(2);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, len), -1);
+	hpn_sftp_ref_forget(1);
+	/* forgetting what was never noted, or out of range, is harmless */
+	hpn_sftp_ref_forget(1000);
+	hpn_sftp_ref_forget(-1);
+	hpn_sftp_ref_note(8, -1);
+	TEST_DONE();
+
+	TEST_START("handle references: what is not one");
+	/* a real handle (4 bytes) and other lengths are not references */
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, 4), -2);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, 0), -2);
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(ref, 6), -2);
+	memset(bad, 0, sizeof(bad));
+	bad[0] = HPN_REF_MAGIC;
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(bad, 1 + 4 * (HPN_REF_IDS + 1)),
+	    -2);
+	bad[0] = 0;
+	ASSERT_INT_EQ(hpn_sftp_ref_resolve(bad, 5), -2);
+	/* four ids at most */
+	ASSERT_SIZE_T_EQ(hpn_sftp_ref_make(ref, ids, HPN_REF_IDS),
+	    HPN_REF_LEN_MAX);
+	TEST_DONE();
+}
+
+static void
 sftp_rd_tests(void)
 {
 	struct hpn_sftp_rd rd;
@@ -1282,6 +1346,7 @@ tests(void)
 	    64 << 20);
 	TEST_DONE();
 
+	sftp_ref_tests();
 	sftp_rd_tests();
 	hash_range_tests();
 	metrics_tests();
