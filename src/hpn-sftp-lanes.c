@@ -11,11 +11,14 @@
  * The extra connections run the same ssh command line as the first, with
  * BatchMode (they never prompt: a password or a passphrase is asked once,
  * for the first) and without ControlMaster/ControlPath (each needs a TCP
- * connection of its own).  They are started together when the first
- * transfer begins and greeted with INIT; one that does not answer VERSION
- * (authentication needs a person, the server refuses more sessions) is
- * dropped with a notice and the transfer goes on with the others.  They
- * take the first connection's limits (the same server).  At exit their
+ * connection of its own).  They are started together as the first one
+ * connects, and greeted with INIT.  The transfer does not wait for them:
+ * it starts on the first connection, and each extra one joins it when its
+ * VERSION has come (hpn_sftp_lanes_poll(), from the engine's loop); one
+ * that does not answer (authentication needs a person, the server refuses
+ * more sessions) is dropped, with one notice for all of them once none is
+ * left to wait for.  They take the first connection's limits (the same
+ * server).  At exit their
  * sockets are closed: the ssh of a session in use then ends by itself (not
  * waited for, like the first connection's); the others are reaped by PID
  * (bounded: then SIGTERM).
@@ -53,6 +56,8 @@
 
 #define LANE_GREET_WAIT	60	/* s: for every lane's VERSION */
 
+enum { G_NONE, G_WAIT, G_UP, G_FAILED };	/* greeting */
+
 static struct {
 	u_int want;		/* -n */
 	char **argv;		/* the first connection's command */
@@ -65,6 +70,13 @@ static struct {
 	pid_t pid[HPN_LANES_MAX];
 	int up[HPN_LANES_MAX];	/* greeted: its session was in use */
 	u_int msg_id[HPN_LANES_MAX];
+	/* each one's VERSION, as it comes */
+	int g[HPN_LANES_MAX];	/* G_* */
+	u_char head[HPN_LANES_MAX][9];
+	size_t have[HPN_LANES_MAX], need[HPN_LANES_MAX];
+	double deadline;
+	u_int failed;
+	int told;
 } lanes;
 
 static void lanes_start(void);
@@ -120,7 +132,6 @@ hpn_sftp_lanes_cmd(char * const *argv)
 	for (i = 1; i < n; i++)
 		lanes.argv[k++] = xstrdup(argv[i]);
 	lanes.argv[k] = NULL;
-	lanes_start();
 }
 
 /* scp: its ssh command is put together in the child; the same here. */
@@ -226,6 +237,8 @@ spawn(int *fdp)
 			(void)dup2(nul, STDERR_FILENO);
 		close(sv[0]);
 		close(sv[1]);
+		/* behind the first connection (hpn_sftp_lanes_go()) */
+		usleep(HPN_LANE_STAGGER * 1000000);
 		execvp(lanes.argv[0], lanes.argv);
 		fprintf(stderr, "%s: %s\r\n", lanes.argv[0], strerror(errno));
 		_exit(255);
@@ -237,92 +250,69 @@ spawn(int *fdp)
 }
 
 /*
- * Read the VERSION of every lane in fds (-1: none), all at once, until
- * the deadline.  ver[i]: its version, 0 when none came.
+ * Lane i's VERSION, read as far as it has come without waiting: its
+ * greeting ends G_UP (the whole VERSION read: the descriptor blocking
+ * again) or G_FAILED (closed, or not SFTP).
  */
 static void
-greet(int *fds, u_int *ver, u_int n)
+greet_step(u_int i)
 {
-	struct pollfd pfd[HPN_LANES_MAX];
-	u_char head[HPN_LANES_MAX][9], tmp[4096];
-	size_t have[HPN_LANES_MAX], need[HPN_LANES_MAX];
-	double deadline = monotime_double() + LANE_GREET_WAIT;
-	u_int i, left, len;
+	u_char tmp[4096];
+	u_int len;
 	ssize_t r;
 
-	memset(have, 0, sizeof(have));
-	memset(need, 0, sizeof(need));
-	for (i = 0; i < n; i++)
-		if (fds[i] != -1 && set_nonblock(fds[i]) == -1)
-			fds[i] = -1;
-	for (;;) {
-		for (i = 0, left = 0; i < n; i++) {
-			pfd[i].fd = fds[i];
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-			left += fds[i] != -1;
+	while (lanes.g[i] == G_WAIT) {
+		if (lanes.have[i] < sizeof(lanes.head[i]))
+			r = read(lanes.fd[i], lanes.head[i] + lanes.have[i],
+			    sizeof(lanes.head[i]) - lanes.have[i]);
+		else if (lanes.need[i] > 0)
+			r = read(lanes.fd[i], tmp,
+			    MINIMUM(lanes.need[i], sizeof(tmp)));
+		else {
+			(void)unset_nonblock(lanes.fd[i]);
+			lanes.g[i] = G_UP;
+			return;
 		}
-		if (left == 0 || monotime_double() >= deadline)
-			break;
-		if (poll(pfd, n, 1000) == -1 && errno != EINTR)
-			break;
-		for (i = 0; i < n; i++) {
-			if (fds[i] == -1 || pfd[i].revents == 0)
+		if (r == -1 && (errno == EAGAIN || errno == EINTR ||
+		    errno == EWOULDBLOCK))
+			return;
+		if (r <= 0) {
+			lanes.g[i] = G_FAILED;	/* no VERSION */
+			return;
+		}
+		if (lanes.have[i] < sizeof(lanes.head[i])) {
+			lanes.have[i] += r;
+			if (lanes.have[i] < sizeof(lanes.head[i]))
 				continue;
-			if (have[i] < sizeof(head[i])) {
-				r = read(fds[i], head[i] + have[i],
-				    sizeof(head[i]) - have[i]);
-				if (r == -1 && (errno == EAGAIN ||
-				    errno == EINTR || errno == EWOULDBLOCK))
-					continue;
-				if (r <= 0) {
-					fds[i] = -1;	/* no VERSION */
-					continue;
-				}
-				have[i] += r;
-				if (have[i] < sizeof(head[i]))
-					continue;
-				len = PEEK_U32(head[i]);
-				if (head[i][4] != SSH2_FXP_VERSION || len < 5 ||
-				    len > 256 * 1024) {
-					error("-n: connection %u: not an SFTP "
-					    "VERSION", i + 2);
-					fds[i] = -1;
-					continue;
-				}
-				ver[i] = PEEK_U32(head[i] + 5);
-				need[i] = len - 5;	/* its extensions */
+			len = PEEK_U32(lanes.head[i]);
+			if (lanes.head[i][4] != SSH2_FXP_VERSION || len < 5 ||
+			    len > 256 * 1024) {
+				error("-n: connection %u: not an SFTP "
+				    "VERSION", i + 2);
+				lanes.g[i] = G_FAILED;
+				return;
 			}
-			while (need[i] > 0) {
-				r = read(fds[i], tmp, MINIMUM(need[i],
-				    sizeof(tmp)));
-				if (r == -1 && (errno == EAGAIN ||
-				    errno == EINTR || errno == EWOULDBLOCK))
-					break;
-				if (r <= 0) {
-					ver[i] = 0;
-					fds[i] = -1;
-					break;
-				}
-				need[i] -= r;
-			}
-			if (fds[i] != -1 && need[i] == 0) {
-				(void)unset_nonblock(fds[i]);
-				fds[i] = -1;	/* done */
-			}
-		}
+			lanes.need[i] = len - 5;	/* its extensions */
+		} else
+			lanes.need[i] -= r;
 	}
-	for (i = 0; i < n; i++)
-		if (fds[i] != -1 || have[i] < sizeof(head[i]) || need[i] > 0)
-			ver[i] = 0;
 }
 
 /*
- * Start the extra connections: right when the first connection's command
- * is known, so that they are set up while it is (and the user types a
- * password, if asked: they never prompt).  INIT goes at once; VERSION is
- * read at the first transfer (hpn_sftp_lanes()).
+ * Start the extra connections: right after the first one, once its INIT
+ * is sent (hpn_sftp_early_send()), so that they are set up while it is
+ * (and the user types a password, if asked: they never prompt), but
+ * behind it: set-ups compete for the CPUs of both ends (some 0.1 s of a
+ * server's CPU each for OpenSSH 10's), and the first one carries the
+ * transfer's start.  INIT goes at once; VERSION is read as it comes
+ * (hpn_sftp_lanes_poll()).
  */
+void
+hpn_sftp_lanes_go(void)
+{
+	lanes_start();
+}
+
 static void
 lanes_start(void)
 {
@@ -342,25 +332,105 @@ lanes_start(void)
 	for (i = 0; i < lanes.want - 1; i++) {
 		if ((lanes.pid[i] = spawn(&lanes.fd[i])) <= 0) {
 			lanes.pid[i] = 0;
+			lanes.g[i] = G_FAILED;
+			lanes.failed++;
 			continue;
 		}
 		if (atomicio(vwrite, lanes.fd[i], (void *)init,
-		    sizeof(init)) != sizeof(init)) {
+		    sizeof(init)) != sizeof(init) ||
+		    set_nonblock(lanes.fd[i]) == -1) {
 			close(lanes.fd[i]);
 			lanes.fd[i] = -1;
+			lanes.g[i] = G_FAILED;
+			lanes.failed++;
+			continue;
 		}
+		lanes.g[i] = G_WAIT;
 	}
+	lanes.deadline = monotime_double() + LANE_GREET_WAIT;
 }
 
 /*
- * The extra lanes for a run on main: greeted on the first call.  Returns
+ * The extra lanes whose VERSION came since the last call, for main (the
+ * first connection they serve): at most max of them into fresh.  Lanes
+ * past LANE_GREET_WAIT are given up.  Once none is left to wait for, the
+ * ones that failed are said in one notice.
+ */
+u_int
+hpn_sftp_lanes_poll(struct hpn_sftp *main, struct hpn_sftp **fresh,
+    u_int max)
+{
+	u_int i, k = 0, waiting = 0;
+	int late;
+
+	if (!lanes.started || main != lanes.owner)
+		return 0;
+	late = monotime_double() >= lanes.deadline;
+	for (i = 0; i < lanes.want - 1 && k < max; i++) {
+		if (lanes.g[i] != G_WAIT)
+			continue;
+		greet_step(i);
+		if (lanes.g[i] == G_WAIT && late)
+			lanes.g[i] = G_FAILED;
+		if (lanes.g[i] == G_FAILED) {
+			close(lanes.fd[i]);
+			lanes.fd[i] = -1;
+			lanes.failed++;
+			continue;
+		}
+		if (lanes.g[i] == G_WAIT) {
+			waiting++;
+			continue;
+		}
+		lanes.msg_id[i] = 1;
+		lanes.up[i] = 1;
+		lanes.h[lanes.n] = hpn_sftp_attach(lanes.fd[i], lanes.fd[i],
+		    &lanes.msg_id[i]);
+		hpn_sftp_settle_as(lanes.h[lanes.n], main,
+		    PEEK_U32(lanes.head[i] + 5));
+		fresh[k++] = lanes.h[lanes.n++];
+		debug_f("connection %u joins", i + 2);
+	}
+	if (waiting == 0 && lanes.failed > 0 && !lanes.told) {
+		lanes.told = 1;
+		logit("-n %u: %u of the %u extra connections failed (they "
+		    "need authentication without a prompt: keys or an "
+		    "agent); going on with %u", lanes.want, lanes.failed,
+		    lanes.want - 1, lanes.want - lanes.failed);
+	}
+	return k;
+}
+
+/*
+ * The extra lanes still to greet: how many; their descriptors in fds
+ * (room for HPN_LANES_MAX), unless NULL.
+ */
+u_int
+hpn_sftp_lanes_waiting(struct hpn_sftp *main, int *fds)
+{
+	u_int i, k = 0;
+
+	if (!lanes.started || main != lanes.owner)
+		return 0;
+	for (i = 0; i < lanes.want - 1; i++) {
+		if (lanes.g[i] != G_WAIT)
+			continue;
+		if (fds != NULL)
+			fds[k] = lanes.fd[i];
+		k++;
+	}
+	return k;
+}
+
+/*
+ * The extra lanes for a run on main: those up, and on the first call
+ * those whose VERSION has come already (none is waited for).  Returns
  * how many are up; *hp: their states.
  */
 u_int
 hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 {
-	int fds[HPN_LANES_MAX];
-	u_int ver[HPN_LANES_MAX], i, k, want;
+	struct hpn_sftp *fresh[HPN_LANES_MAX];
 
 	*hp = lanes.h;
 	if (lanes.tried) {
@@ -369,41 +439,12 @@ hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 			debug_f("another server: one connection");
 			return 0;
 		}
-		return lanes.n;
+	} else {
+		lanes.tried = 1;
+		lanes.owner = main;
 	}
-	lanes.tried = 1;
-	lanes.owner = main;
-	if (!lanes.started)
-		return 0;
-	want = lanes.want - 1;
-	for (i = 0; i < want; i++) {
-		fds[i] = lanes.fd[i];
-		ver[i] = 0;
-	}
-	greet(fds, ver, want);
-	for (i = k = 0; i < want; i++) {
-		if (ver[i] == 0) {
-			if (lanes.fd[i] != -1)
-				close(lanes.fd[i]);
-			lanes.fd[i] = -1;
-			continue;
-		}
-		lanes.msg_id[i] = 1;
-		lanes.up[i] = 1;
-		lanes.h[k] = hpn_sftp_attach(lanes.fd[i], lanes.fd[i],
-		    &lanes.msg_id[i]);
-		hpn_sftp_settle_as(lanes.h[k], main, ver[i]);
-		k++;
-	}
-	lanes.n = k;
-	if (k < want)
-		logit("-n %u: %u of the %u extra connections failed (they "
-		    "need authentication without a prompt: keys or an "
-		    "agent); going on with %u", lanes.want, want - k, want,
-		    k + 1);
-	else
-		debug_f("%u extra connections", k);
-	return k;
+	(void)hpn_sftp_lanes_poll(main, fresh, HPN_LANES_MAX);
+	return lanes.n;
 }
 
 /* The engine lost lane h (its connection closed): drop it. */

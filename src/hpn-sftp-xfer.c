@@ -493,6 +493,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 	prefetch_clear();
 	send_blocking(h, b);
 	sshbuf_free(b);
+	hpn_sftp_lanes_go();	/* -n: the others, behind this one */
 }
 
 static void
@@ -1409,6 +1410,7 @@ struct xrun {
 	struct hpn_sftp *h;		/* the first connection's */
 	struct xlane *lanes;
 	u_int nlanes;
+	u_int nplan;			/* ... and those still to join */
 	u_int nout;			/* requests out, all connections */
 	u_int ndirh;			/* directory handles (first lane) */
 	u_int64_t fdmax;		/* our descriptor limit */
@@ -1438,6 +1440,8 @@ static void unlink_file(struct xrun *, struct xfile *);
 static void file_check(struct xrun *, struct xfile *);
 static void dir_child_done(struct xrun *, struct xdir *, int);
 static void lane_rtt(struct xrun *, struct xreq *);
+static void lane_init(struct xrun *, struct xlane *, struct hpn_sftp *,
+    u_int);
 static void dir_new_get(struct xrun *, struct xjob *, struct xdir *,
     const char *, const char *, Attrib *, int);
 static void dir_new_put(struct xrun *, struct xjob *, struct xdir *,
@@ -1473,7 +1477,7 @@ req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
 	q->kind = kind;
 	q->f = f;
 	q->d = d;
-	if (x->nlanes > 1)
+	if (x->nplan > 1)
 		q->sent = monotime_double();
 	if (RB_INSERT(xreqs, &l->reqs, q) != NULL)
 		fatal_f("request id %u in use", q->id);
@@ -1826,6 +1830,7 @@ stripe_size(struct xrun *x, struct xfile *f, u_int64_t size)
 
 	for (i = 0; i < x->nlanes; i++)
 		live += !x->lanes[i].dead;
+	live += x->nplan - x->nlanes;	/* those still to join */
 	size = size > f->pstart ? size - f->pstart : 0;
 	if (live < 2 || f->st != NULL || size < 2 * HPN_STRIPE_PART)
 		return 0;
@@ -1998,7 +2003,7 @@ put_early(struct xrun *x, struct xfile *f)
 	    !f->job->inplace || f->job->preserve != h->put_preserve)
 		return 0;
 	/* -n: a file to move in parts opens its own way (file_open) */
-	if (x->nlanes > 1 && h->put_fd != -1 && fstat(h->put_fd, &sb) == 0 &&
+	if (x->nplan > 1 && h->put_fd != -1 && fstat(h->put_fd, &sb) == 0 &&
 	    stripe_size(x, f, sb.st_size) != 0)
 		return 0;
 	if ((e = early_take(h, E_OPEN, f->dst)) == NULL &&
@@ -3578,7 +3583,7 @@ lane_rtt(struct xrun *x, struct xreq *q)
 {
 	double t;
 
-	if (x->nlanes < 2 || q->sent <= 0)
+	if (x->nplan < 2 || q->sent <= 0)
 		return;
 	t = monotime_double() - q->sent;
 	if (x->rtt <= 0 || t < x->rtt)
@@ -3600,10 +3605,13 @@ static void
 lanes_tune(struct xrun *x)
 {
 	struct xlane *l;
+	struct xfile *f;
 	double now, dt;
+	u_int64_t unasked = 0, held = 0;
 	u_int i;
+	int end;
 
-	if (x->nlanes < 2 || x->rtt <= 0)
+	if (x->nplan < 2 || x->rtt <= 0)
 		return;
 	now = monotime_double();
 	if (x->tick <= 0) {
@@ -3614,10 +3622,25 @@ lanes_tune(struct xrun *x)
 	}
 	if ((dt = now - x->tick) < MAXIMUM(x->rtt, LANE_TICK_MIN))
 		return;
+	/*
+	 * The end: nothing waits to be opened and what the parts have not
+	 * asked for yet is less than the connections may hold out.  Every
+	 * byte asked for on a connection waits for it alone, so the last
+	 * connection to drain decides when the transfer ends: each now
+	 * holds out only HPN_LANE_END_HEADROOM round trips of its rate, and
+	 * the rest stays to be taken by whichever runs dry (steal()).
+	 */
+	TAILQ_FOREACH(f, &x->active, qnext)
+		if (f->st != NULL)
+			unasked += part_left(f);
+	for (i = 0; i < x->nlanes; i++)
+		held += x->lanes[i].budget;
+	end = TAILQ_EMPTY(&x->waitq) && unasked < held;
 	for (i = 0; i < x->nlanes; i++) {
 		l = &x->lanes[i];
 		l->budget = hpn_sftp_lane_budget(l->moved - l->tick_moved, dt,
-		    x->rtt, x->budget_max);
+		    x->rtt, end ? HPN_LANE_END_HEADROOM : HPN_LANE_HEADROOM,
+		    x->budget_max);
 		l->tick_moved = l->moved;
 	}
 	x->tick = now;
@@ -3722,7 +3745,7 @@ lane_lost(struct xrun *x, struct xlane *l, const char *why)
 	if (l->idx == 0)
 		fatal("%s", why);
 	error("-n: connection %u of %u lost (%s): its transfers go on over "
-	    "the others", l->idx + 1, x->nlanes, why);
+	    "the others", l->idx + 1, x->nplan, why);
 	l->dead = 1;
 	for (q = RB_MIN(xreqs, &l->reqs); q != NULL; q = nq) {
 		nq = RB_NEXT(xreqs, &l->reqs, q);
@@ -3810,13 +3833,34 @@ lane_io(struct xrun *x, struct xlane *l, struct pollfd *pfd)
 	}
 }
 
+/*
+ * -n: connections whose VERSION came since join the run; those given up
+ * leave the plan (their share goes to the others at the next tune).
+ */
+static void
+lanes_join(struct xrun *x)
+{
+	struct hpn_sftp *fresh[HPN_LANES_MAX];
+	u_int i, k;
+
+	k = hpn_sftp_lanes_poll(x->h, fresh, x->nplan - x->nlanes);
+	for (i = 0; i < k; i++) {
+		lane_init(x, &x->lanes[x->nlanes], fresh[i], x->nlanes);
+		x->nlanes++;
+	}
+	x->nplan = x->nlanes + hpn_sftp_lanes_waiting(x->h, NULL);
+	if (k > 0)
+		debug2_f("%u connections", x->nlanes);
+}
+
 static void
 loop_io(struct xrun *x)
 {
-	struct pollfd pfd[2 * HPN_LANES_MAX];
+	struct pollfd pfd[3 * HPN_LANES_MAX];
+	int wfd[HPN_LANES_MAX];
 	struct xlane *l;
-	u_int i;
-	int timeout = -1;
+	u_int i, nw;
+	int timeout = -1, joining = 0;
 
 	for (i = 0; i < x->nlanes; i++) {
 		l = &x->lanes[i];
@@ -3827,16 +3871,27 @@ loop_io(struct xrun *x)
 		pfd[2 * i + 1].events = POLLOUT;
 		pfd[2 * i].revents = pfd[2 * i + 1].revents = 0;
 	}
-	if (x->meter)
-		timeout = 1000;
-	if (poll(pfd, 2 * x->nlanes, timeout) == -1) {
+	/* -n: the connections still to join, for their VERSION */
+	nw = x->nplan > x->nlanes ? hpn_sftp_lanes_waiting(x->h, wfd) : 0;
+	for (i = 0; i < nw; i++) {
+		pfd[2 * x->nlanes + i].fd = wfd[i];
+		pfd[2 * x->nlanes + i].events = POLLIN;
+		pfd[2 * x->nlanes + i].revents = 0;
+	}
+	if (x->meter || nw > 0)
+		timeout = 1000;		/* and the lanes' give-up time */
+	if (poll(pfd, 2 * x->nlanes + nw, timeout) == -1) {
 		if (errno == EINTR || errno == EAGAIN)
 			return;
 		fatal_f("poll: %s", strerror(errno));
 	}
+	for (i = 0; i < nw; i++)
+		joining |= pfd[2 * x->nlanes + i].revents != 0;
 	for (i = 0; i < x->nlanes; i++)
 		if (!x->lanes[i].dead)
 			lane_io(x, &x->lanes[i], &pfd[2 * i]);
+	if (nw > 0 && (joining || timeout == 1000))
+		lanes_join(x);
 }
 
 /* Raise our descriptor limit as far as the hard one lets us (bounded). */
@@ -3981,14 +4036,19 @@ lane_init(struct xrun *x, struct xlane *l, struct hpn_sftp *h, u_int idx)
 	 */
 	l->budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
 	x->budget_max = MAXIMUM(x->budget_max, l->budget);
-	if (x->nlanes > 1)
-		l->budget = MAXIMUM(l->budget / x->nlanes,
-		    2 * HPN_STRIPE_SPLIT);
+	/*
+	 * -n: until a round trip is known (lanes_tune()), at most
+	 * HPN_LANE_BUDGET_START: what a connection asks for before the
+	 * others join stays with it, however slow it turns out to be.
+	 */
+	if (x->nplan > 1)
+		l->budget = MAXIMUM(MINIMUM(l->budget / x->nplan,
+		    HPN_LANE_BUDGET_START), 2 * HPN_STRIPE_SPLIT);
 	/* our descriptors are shared: each connection gets its share */
 	nofile = x->fdmax;
-	if (nofile > HPN_SFTP_FD_RESERVE && x->nlanes > 1)
+	if (nofile > HPN_SFTP_FD_RESERVE && x->nplan > 1)
 		nofile = HPN_SFTP_FD_RESERVE +
-		    (nofile - HPN_SFTP_FD_RESERVE) / x->nlanes;
+		    (nofile - HPN_SFTP_FD_RESERVE) / x->nplan;
 	l->max_handles = hpn_sftp_max_handles(h->open_handles, nofile);
 	/* Writes must not block while the server waits for us to read. */
 	l->fl_in = -1;
@@ -4028,7 +4088,8 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	x.h = h;
 	n = hpn_sftp_lanes(h, &more);
 	x.nlanes = 1 + n;
-	x.lanes = xcalloc(x.nlanes, sizeof(*x.lanes));
+	x.nplan = x.nlanes + hpn_sftp_lanes_waiting(h, NULL);
+	x.lanes = xcalloc(x.nplan, sizeof(*x.lanes));
 	x.fdmax = fd_limit();
 	lane_init(&x, &x.lanes[0], h, 0);
 	for (i = 0; i < n; i++)

@@ -72,12 +72,16 @@ void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
 /* -n N: more connections for the engine (hpn-sftp-lanes.c) */
 #define HPN_LANES_MAX		64	/* -n at most */
 #define HPN_STRIPE_PART		(8 * 1024 * 1024) /* a file's parts: at least */
-#define HPN_STRIPE_SPLIT	(4 * 1024 * 1024) /* taken over: at least */
+#define HPN_STRIPE_SPLIT	(512 * 1024)	/* taken over: at least */
+#define HPN_LANE_STAGGER	0.1	/* s: the others start behind the first */
 int	hpn_sftp_lanes_parse(const char *);
 void	hpn_sftp_lanes_cmd(char * const *);
 void	hpn_sftp_lanes_ssh(char * const *, const char *, const char *,
 	    const char *, int);
+void	hpn_sftp_lanes_go(void);
 u_int	hpn_sftp_lanes(struct hpn_sftp *, struct hpn_sftp ***);
+u_int	hpn_sftp_lanes_poll(struct hpn_sftp *, struct hpn_sftp **, u_int);
+u_int	hpn_sftp_lanes_waiting(struct hpn_sftp *, int *);
 void	hpn_sftp_lanes_lost(struct hpn_sftp *);
 void	hpn_sftp_lanes_forget(struct hpn_sftp *);
 void	hpn_sftp_settle_as(struct hpn_sftp *, const struct hpn_sftp *, u_int);

@@ -84,19 +84,20 @@ hpn_sftp_max_handles(u_int64_t server, u_int64_t nofile)
 /*
  * -n: the bytes one connection may have asked for and not yet got, from
  * what it moved (moved bytes in dt seconds) and the path's round trip
- * (rtt s): HPN_LANE_HEADROOM times its rate's worth of a round trip, room
- * to grow as fast as TCP's slow start, plus HPN_LANE_BUDGET_MIN; at most
- * max (the path's whole budget).
+ * (rtt s): headroom times its rate's worth of a round trip
+ * (HPN_LANE_HEADROOM: room to grow as fast as TCP's slow start; at the
+ * end, HPN_LANE_END_HEADROOM), plus HPN_LANE_BUDGET_MIN; at most max (the
+ * path's whole budget).
  */
 u_int64_t
-hpn_sftp_lane_budget(u_int64_t moved, double dt, double rtt, u_int64_t max)
+hpn_sftp_lane_budget(u_int64_t moved, double dt, double rtt, double headroom,
+    u_int64_t max)
 {
 	double b;
 
 	if (dt <= 0 || rtt <= 0)
 		return max;
-	b = (double)moved / dt * rtt * HPN_LANE_HEADROOM +
-	    HPN_LANE_BUDGET_MIN;
+	b = (double)moved / dt * rtt * headroom + HPN_LANE_BUDGET_MIN;
 	if (b >= (double)max)
 		return max;
 	return (u_int64_t)b;

@@ -71,8 +71,11 @@ u_int	hpn_sftp_num_requests(u_int, u_int);
 #define HPN_SFTP_RD_MIN		512	/* upstream's MIN_READ_SIZE */
 u_int	hpn_sftp_max_handles(u_int64_t, u_int64_t);
 #define HPN_LANE_HEADROOM	4	/* -n: a connection's budget, x its rate */
+#define HPN_LANE_END_HEADROOM	1.25	/* ... at the end of a transfer */
 #define HPN_LANE_BUDGET_MIN	(1024 * 1024)	/* ... and at least */
-u_int64_t hpn_sftp_lane_budget(u_int64_t, double, double, u_int64_t);
+#define HPN_LANE_BUDGET_START	(4 * 1024 * 1024) /* ... before an RTT */
+u_int64_t hpn_sftp_lane_budget(u_int64_t, double, double, double,
+	    u_int64_t);
 struct hpn_sftp_gap {
 	u_int64_t off, len;
 };
