@@ -1328,22 +1328,25 @@ tests(void)
 
 	TEST_START("sftp engine: -n budgets follow each connection's rate");
 	/* 10 MB in 0.1 s at a 0.1 s round trip: 4 x 10 MB, plus 1 MiB */
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(10000000, 0.1, 0.1, 64 << 20),
-	    40000000 + HPN_LANE_BUDGET_MIN);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(10000000, 0.1, 0.1,
+	    HPN_LANE_HEADROOM, 64 << 20), 40000000 + HPN_LANE_BUDGET_MIN);
 	/* the same rate measured over 0.2 s */
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(20000000, 0.2, 0.1, 64 << 20),
-	    40000000 + HPN_LANE_BUDGET_MIN);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(20000000, 0.2, 0.1,
+	    HPN_LANE_HEADROOM, 64 << 20), 40000000 + HPN_LANE_BUDGET_MIN);
+	/* at the end: 1.25 round trips of it */
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(10000000, 0.1, 0.1,
+	    HPN_LANE_END_HEADROOM, 64 << 20), 12500000 + HPN_LANE_BUDGET_MIN);
 	/* a connection that moved nothing keeps the least */
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(0, 0.1, 0.1, 64 << 20),
-	    HPN_LANE_BUDGET_MIN);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(0, 0.1, 0.1, HPN_LANE_HEADROOM,
+	    64 << 20), HPN_LANE_BUDGET_MIN);
 	/* never over the path's budget */
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(100000000, 0.1, 0.1, 64 << 20),
-	    64 << 20);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(100000000, 0.1, 0.1,
+	    HPN_LANE_HEADROOM, 64 << 20), 64 << 20);
 	/* nothing measured yet: the path's budget */
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(1000, 0, 0.1, 64 << 20),
-	    64 << 20);
-	ASSERT_U64_EQ(hpn_sftp_lane_budget(1000, 0.1, 0, 64 << 20),
-	    64 << 20);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(1000, 0, 0.1, HPN_LANE_HEADROOM,
+	    64 << 20), 64 << 20);
+	ASSERT_U64_EQ(hpn_sftp_lane_budget(1000, 0.1, 0, HPN_LANE_HEADROOM,
+	    64 << 20), 64 << 20);
 	TEST_DONE();
 
 	sftp_ref_tests();
