@@ -1389,6 +1389,7 @@ struct xlane {
 	int fl_in, fl_out;		/* descriptor flags to restore */
 	u_int64_t moved;		/* bytes it carried */
 	u_int64_t tick_moved;		/* ... at the last lanes_tune() */
+	double rate;			/* ... since: bytes a second */
 };
 
 /*
@@ -3492,73 +3493,92 @@ part_left(struct xfile *f)
 }
 
 /*
- * -n: a connection with nothing left to ask for takes the second half of
- * what another still has to move of a part, as a new part of its own:
+ * -n: a connection with nothing left to ask for takes over the end of
+ * what another still has to ask for of a part, as a new part of its own:
  * otherwise the last parts end on one connection while the others idle.
+ * The part is the one whose connection would take longest over it (its
+ * bytes over that connection's rate), and it is cut so that both end
+ * together: the slower keeps its rate's share.  Connections share a path
+ * unevenly (one ran at a tenth of another with cubic on a clean path),
+ * and halves left the slow one draining alone for seconds.  Returns the
+ * connection to open the new part on, NULL when there is none to take.
  */
-static void
+static struct xlane *
 steal(struct xrun *x)
 {
-	struct xfile *f, *best, *g;
+	struct xfile *f, *best = NULL, *g;
+	struct xlane *thief = NULL, *l;
 	struct xstripe *st;
-	u_int64_t left, bleft, mid, end;
-	u_int i, busy[HPN_LANES_MAX], idle, tries;
+	u_int64_t left, bleft = 0, keep, start, mid, end;
+	u_int i, busy[HPN_LANES_MAX];
+	double t, bt = -1, rv, rt;
 
-	for (tries = 0; tries < x->nlanes; tries++) {
-		memset(busy, 0, sizeof(busy));
-		TAILQ_FOREACH(f, &x->active, qnext)
-			if (f->lane != NULL && (f->st == NULL ||
-			    part_left(f) > 0))
-				busy[f->lane->idx]++;
-		for (i = 0, idle = 0; i < x->nlanes; i++)
-			if (!x->lanes[i].dead && busy[i] == 0 &&
-			    x->lanes[i].nhandles < x->lanes[i].max_handles)
-				idle++;
-		if (idle == 0)
-			return;
-		best = NULL;
-		bleft = 0;
-		TAILQ_FOREACH(f, &x->active, qnext) {
-			if (f->st == NULL || f->step != F_DATA || f->failed ||
-			    (left = part_left(f)) < 2 * HPN_STRIPE_SPLIT)
-				continue;
-			if (left > bleft) {
-				best = f;
-				bleft = left;
-			}
-		}
-		if (best == NULL)
-			return;
-		f = best;
-		st = f->st;
-		end = f->pend;
-		mid = (is_get(f->job) ? f->rd.next : f->off) + bleft / 2;
-		mid = (mid + 65535) & ~(u_int64_t)65535;
-		g = part_new(x, st->whole, st->nparts, mid, end);
-		st->start = xrecallocarray(st->start, st->nparts,
-		    st->nparts + 1, sizeof(*st->start));
-		st->hw = xrecallocarray(st->hw, st->nparts, st->nparts + 1,
-		    sizeof(*st->hw));
-		st->complete = xrecallocarray(st->complete, st->nparts,
-		    st->nparts + 1, sizeof(*st->complete));
-		st->start[st->nparts] = st->hw[st->nparts] = mid;
-		st->nparts++;
-		st->left++;
-		/* f now ends at mid: no probe, no more */
-		f->pend = mid;
-		if (is_get(f->job)) {
-			/* as if it had been made so: reads stop at mid */
-			f->rd.size = f->rd.eof = mid;
-			f->counted = mid;
-		} else
-			f->size = mid;
-		debug2_f("\"%s\": %llu..%llu to another connection",
-		    f->src, (unsigned long long)mid, (unsigned long long)
-		    (end != UINT64_MAX ? end : is_get(f->job) ?
-		    st->whole->a.size : st->whole->size));
-		waitq_add(x, g, 1);
-		return;		/* opened by schedule() on the idle one */
+	memset(busy, 0, sizeof(busy));
+	TAILQ_FOREACH(f, &x->active, qnext)
+		if (f->lane != NULL && (f->st == NULL || part_left(f) > 0))
+			busy[f->lane->idx]++;
+	for (i = 0; i < x->nlanes; i++) {
+		l = &x->lanes[i];
+		if (l->dead || busy[i] > 0 || l->nhandles >= l->max_handles)
+			continue;
+		if (thief == NULL || l->rate > thief->rate)
+			thief = l;
 	}
+	if (thief == NULL)
+		return NULL;
+	TAILQ_FOREACH(f, &x->active, qnext) {
+		if (f->st == NULL || f->step != F_DATA || f->failed ||
+		    f->lane == thief ||
+		    (left = part_left(f)) < 2 * HPN_STRIPE_SPLIT)
+			continue;
+		/* the time its connection needs for it: longest first */
+		t = (double)left / MAXIMUM(f->lane->rate, 1.0);
+		if (t > bt) {
+			best = f;
+			bleft = left;
+			bt = t;
+		}
+	}
+	if (best == NULL)
+		return NULL;
+	f = best;
+	st = f->st;
+	end = f->pend;
+	rv = f->lane->rate;
+	rt = thief->rate;
+	keep = rv > 0 && rt > 0 ? (u_int64_t)(bleft * (rv / (rv + rt))) :
+	    bleft / 2;
+	keep = MINIMUM(keep, bleft - HPN_STRIPE_SPLIT);
+	start = is_get(f->job) ? f->rd.next : f->off;
+	mid = (start + keep + 65535) & ~(u_int64_t)65535;
+	if (mid > start + bleft - HPN_STRIPE_SPLIT)
+		return NULL;
+	g = part_new(x, st->whole, st->nparts, mid, end);
+	st->start = xrecallocarray(st->start, st->nparts,
+	    st->nparts + 1, sizeof(*st->start));
+	st->hw = xrecallocarray(st->hw, st->nparts, st->nparts + 1,
+	    sizeof(*st->hw));
+	st->complete = xrecallocarray(st->complete, st->nparts,
+	    st->nparts + 1, sizeof(*st->complete));
+	st->start[st->nparts] = st->hw[st->nparts] = mid;
+	st->nparts++;
+	st->left++;
+	/* f now ends at mid: no probe, no more */
+	f->pend = mid;
+	if (is_get(f->job)) {
+		/* as if it had been made so: reads stop at mid */
+		f->rd.size = f->rd.eof = mid;
+		f->counted = mid;
+	} else
+		f->size = mid;
+	debug2_f("\"%s\": %llu..%llu to connection %u (%.1f MB/s; "
+	    "connection %u, %.1f MB/s, keeps %llu)", f->src,
+	    (unsigned long long)mid, (unsigned long long)
+	    (end != UINT64_MAX ? end : is_get(f->job) ?
+	    st->whole->a.size : st->whole->size), thief->idx + 1, rt / 1e6,
+	    f->lane->idx + 1, rv / 1e6, (unsigned long long)(mid - start));
+	waitq_add(x, g, 1);
+	return thief;
 }
 
 /*
@@ -3634,10 +3654,15 @@ lanes_tune(struct xrun *x)
 		if (f->st != NULL)
 			unasked += part_left(f);
 	for (i = 0; i < x->nlanes; i++)
-		held += x->lanes[i].budget;
+		held += hpn_sftp_lane_budget(x->lanes[i].moved -
+		    x->lanes[i].tick_moved, dt, x->rtt, HPN_LANE_HEADROOM,
+		    x->budget_max);
 	end = TAILQ_EMPTY(&x->waitq) && unasked < held;
 	for (i = 0; i < x->nlanes; i++) {
 		l = &x->lanes[i];
+		/* smoothed: one round trip's count swings with its losses */
+		l->rate = l->rate <= 0 ? (l->moved - l->tick_moved) / dt :
+		    (l->rate + (l->moved - l->tick_moved) / dt) / 2;
 		l->budget = hpn_sftp_lane_budget(l->moved - l->tick_moved, dt,
 		    x->rtt, end ? HPN_LANE_END_HEADROOM : HPN_LANE_HEADROOM,
 		    x->budget_max);
@@ -3676,12 +3701,9 @@ schedule(struct xrun *x)
 		file_open(x, f, l);
 		ahead_known = 0;
 	}
-	if (x->nlanes > 1 && TAILQ_EMPTY(&x->waitq) && !interrupted) {
-		steal(x);
-		if ((f = TAILQ_FIRST(&x->waitq)) != NULL &&
-		    (l = lane_pick(x)) != NULL)
-			file_open(x, f, l);
-	}
+	if (x->nlanes > 1 && TAILQ_EMPTY(&x->waitq) && !interrupted &&
+	    (l = steal(x)) != NULL && (f = TAILQ_FIRST(&x->waitq)) != NULL)
+		file_open(x, f, l);
 	for (f = TAILQ_FIRST(&x->active); f != NULL; f = nf) {
 		nf = TAILQ_NEXT(f, qnext);
 		if (f->step != F_DATA)
