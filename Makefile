@@ -14,6 +14,7 @@
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
+#   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~3 min)
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
@@ -114,7 +115,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp bench-lanes \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp bench-lanes bench-hash \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -263,6 +264,12 @@ bench-mptcp: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # in build/bench-lanes/; about 10 minutes).
 bench-lanes: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/lanes-bench.sh $(B)/bench-lanes
+
+# Verified resume's comparison: a 10 GiB file on disk hashed through
+# hpnsftp-server's hash-range, cold and warm, against cat reading it cold
+# (bench/hash-bench.sh; build/bench-hash/; about 3 minutes, 11 GB of disk).
+bench-hash: $(HPN_DIR)/.built
+	@HPN_TREE='$(HPN_TREE)' bench/hash-bench.sh $(B)/bench-hash
 
 # hpnssh -o Metrics=yes on the emulated path, clean and lossy, with plots
 # (bench/metrics-demo.sh; build/bench-metrics/; about a minute).

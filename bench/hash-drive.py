@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Hash a whole file through hash-range@hpn-patch-set.invalid, as hpnscp -Z
+and hpnsftp reget do: 64 MiB requests cut into 8 MiB pieces, four of
+them ahead, SHA-256.
+
+  hash-drive.py FILE SERVER [ARGS...]
+
+Runs SERVER (an sftp-server) on a pipe, opens FILE, asks for the hashes of
+all of it and prints "SECONDS BYTES" (from the first request to the last
+reply).  Exit status 1 on any error.  The SFTP plumbing is the regress
+test's (tests/regress/hpn-sftp-hashreq.py): every read has a timeout.
+"""
+
+import importlib.util
+import os
+import struct
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "hashreq", os.path.join(HERE, "..", "tests", "regress",
+                            "hpn-sftp-hashreq.py"))
+hr = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hr)
+
+RANGE = 64 * 1024 * 1024
+PIECE = 8 * 1024 * 1024
+AHEAD = 4
+HANDLE = 102
+
+
+def main():
+    if len(sys.argv) < 3:
+        hr.fail("usage: hash-drive.py FILE SERVER [ARGS...]")
+    path = sys.argv[1]
+    size = os.path.getsize(path)
+    c = hr.Conn(sys.argv[2:])
+    c.send(bytes([hr.INIT]) + struct.pack(">I", 3))
+    c.recv()
+    t, body = c.req(hr.OPEN, hr.s(path.encode()) +
+                    struct.pack(">II", hr.FXF_READ, 0))
+    if t != HANDLE:
+        hr.fail("cannot open %s (reply type %d)" % (path, t))
+    handle, _ = hr.gets(body, 0)
+    start = time.monotonic()
+    off = out = got = 0
+    while True:
+        while off < size and out < AHEAD:
+            c.id += 1
+            c.send(bytes([hr.EXTENDED]) + struct.pack(">I", c.id) +
+                   hr.s(hr.EXT) + hr.s(handle) + hr.s(b"sha256") +
+                   struct.pack(">QQI", off, RANGE, PIECE))
+            off += RANGE
+            out += 1
+        if out == 0:
+            break
+        m = c.recv()
+        out -= 1
+        if m[0] != hr.EXTENDED_REPLY:
+            hr.fail("hash-range refused (reply type %d)" % m[0])
+        alg, o = hr.gets(m, 5)
+        (n,) = struct.unpack(">Q", m[o:o + 8])
+        got += n
+    secs = time.monotonic() - start
+    c.close()
+    if got != size:
+        hr.fail("hashed %d bytes of %d" % (got, size))
+    print("%.3f %d" % (secs, got))
+
+
+if __name__ == "__main__":
+    main()
