@@ -136,6 +136,16 @@ struct early {
 	size_t hlen;
 };
 
+/* A WRITE sent with INIT, naming the upload's OPENs (spec_send()). */
+struct spec {
+	u_int id;
+	u_int64_t off;
+	u_int len;
+	int done;			/* answered (before the engine ran) */
+	u_int status;
+};
+#define SPEC_MAX	(HPN_SFTP_SPEC / HPN_SFTP_SPEC_WRITE)
+
 struct hpn_sftp {
 	int fd_in, fd_out;
 	u_int *msg_id;			/* the connection's, shared */
@@ -151,6 +161,8 @@ struct hpn_sftp {
 	char *put_targ;			/* E_OPENT: or there */
 	int put_fd;
 	int put_preserve;
+	struct spec spec[SPEC_MAX];	/* the upload's first bytes, with INIT */
+	u_int nspec, spec_open;		/* ... not yet taken by the engine */
 };
 
 static struct {
@@ -432,6 +444,101 @@ early_path(struct hpn_sftp *h, struct sshbuf *b, int kind, u_char type,
 	debug3_f("T:%u I:%u P:%s with INIT", type, h->e[kind].id, path);
 }
 
+/*
+ * With INIT and the upload's OPENs (of target/name and of target: one of
+ * them can succeed), the file's first HPN_SFTP_SPEC bytes as WRITEs naming
+ * those OPENs (a handle reference, HPN_REF_EXT).  Whether the server takes
+ * references is known only from its VERSION, a round trip later: where it
+ * does (hpnsftp-server), the data moves a round trip earlier, TCP's slow
+ * start with it; where it does not, they fail as WRITEs to an unknown
+ * handle and are sent again (HPN_SFTP_SPEC bytes lost, no time).  The
+ * engine takes them over (spec_take()); replies that come before it runs
+ * are kept (hpn_sftp_stash()).  Writes of HPN_SFTP_SPEC_WRITE bytes: what
+ * every SFTP server takes, before the limits are known.
+ */
+static void
+spec_send(struct hpn_sftp *h, struct sshbuf *b)
+{
+	u_char ref[HPN_REF_LEN_MAX], *p;
+	u_int32_t ids[2];
+	u_int n = 0;
+	size_t hlen, start;
+	ssize_t r;
+	int e;
+
+	if (h->put_fd == -1)
+		return;
+	ids[n++] = h->e[E_OPEN].id;
+	if (h->e[E_OPENT].id != 0)
+		ids[n++] = h->e[E_OPENT].id;
+	hlen = hpn_sftp_ref_make(ref, ids, n);
+	while (h->nspec < SPEC_MAX) {
+		struct spec *sp = &h->spec[h->nspec];
+
+		sp->off = (u_int64_t)h->nspec * HPN_SFTP_SPEC_WRITE;
+		sp->id = (*h->msg_id)++;
+		start = frame_start(b, SSH2_FXP_WRITE, sp->id);
+		if ((e = sshbuf_put_string(b, ref, hlen)) != 0 ||
+		    (e = sshbuf_put_u64(b, sp->off)) != 0 ||
+		    (e = sshbuf_reserve(b, 4 + HPN_SFTP_SPEC_WRITE, &p)) != 0)
+			fatal_fr(e, "compose");
+		do
+			r = pread(h->put_fd, p + 4, HPN_SFTP_SPEC_WRITE,
+			    (off_t)sp->off);
+		while (r == -1 && errno == EINTR);
+		if (r <= 0) {
+			/* the end (or an error the engine will meet) */
+			(*h->msg_id)--;
+			if ((e = sshbuf_consume_end(b, sshbuf_len(b) -
+			    start)) != 0)
+				fatal_fr(e, "consume");
+			break;
+		}
+		POKE_U32(p, (u_int32_t)r);
+		if ((e = sshbuf_consume_end(b, HPN_SFTP_SPEC_WRITE - r)) != 0)
+			fatal_fr(e, "consume");
+		frame_end(b, start);
+		sp->len = (u_int)r;
+		h->nspec++;
+		if ((size_t)r < HPN_SFTP_SPEC_WRITE)
+			break;
+	}
+	h->spec_open = h->nspec;
+	debug3_f("%u WRITEs of \"%s\" with INIT", h->nspec, h->put_dst);
+}
+
+/*
+ * A reply read outside the engine (m: type, id, ...): when it answers a
+ * WRITE of spec_send() not yet taken over, it is noted and 1 returned
+ * (the caller reads on); 0: someone else's.
+ */
+static int
+spec_done(struct hpn_sftp *h, u_int id, u_int status)
+{
+	u_int i;
+
+	for (i = 0; i < h->nspec; i++) {
+		if (h->spec[i].id != id || h->spec[i].done)
+			continue;
+		h->spec[i].done = 1;
+		h->spec[i].status = status;
+		h->spec_open--;
+		return 1;
+	}
+	return 0;
+}
+
+int
+hpn_sftp_stash(struct hpn_sftp *h, struct sshbuf *m)
+{
+	const u_char *p = sshbuf_ptr(m);
+
+	if (h == NULL || h->spec_open == 0 || sshbuf_len(m) < 9 ||
+	    p[0] != SSH2_FXP_STATUS)
+		return 0;
+	return spec_done(h, PEEK_U32(p + 1), PEEK_U32(p + 5));
+}
+
 /* With INIT: the limits request, and what scp will ask first. */
 void
 hpn_sftp_early_send(struct hpn_sftp *h, int limited)
@@ -486,6 +593,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 				    h->put_targ, &pf.put_a,
 				    SSH2_FXF_WRITE | SSH2_FXF_CREAT);
 			}
+			spec_send(h, b);
 		}
 	}
 	if (pf.batch)
@@ -724,7 +832,7 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 {
 	struct sshbuf *m;
 	u_char type;
-	u_int id, n = 0, got;
+	u_int id, n = 0, got, st;
 	int r, i, ret = 1;
 
 	if ((m = sshbuf_new()) == NULL)
@@ -739,6 +847,15 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 		for (i = 0; i < E_MAX; i++)
 			if (h->e[i].id == id && !h->e[i].done)
 				break;
+		if (i == E_MAX && sshbuf_len(m) > 0) {
+			/* a server that answers out of order: a WRITE's */
+			if ((r = sshbuf_get_u32(m, &st)) != 0)
+				fatal_fr(r, "parse");
+			if (type == SSH2_FXP_STATUS && spec_done(h, id, st)) {
+				got--;
+				continue;
+			}
+		}
 		if (i == E_MAX)
 			fatal("ID mismatch (%u != %u)", id, h->e[E_LIMITS].id);
 		if (i != E_LIMITS) {
@@ -1274,7 +1391,7 @@ enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
 enum {
 	XR_OPEN, XR_READ, XR_WRITE, XR_CLOSE, XR_FSETSTAT, XR_STAT,
 	XR_REALPATH, XR_OPENDIR, XR_READDIR, XR_DCLOSE, XR_MKDIR, XR_DSTAT,
-	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE
+	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE, XR_SPEC
 };
 
 struct xdir;
@@ -1466,15 +1583,16 @@ xfd(struct xfile *f)
 #define L0(x)	(&(x)->lanes[0])
 
 /* A request of f's connection (the first one for the rest). */
+/* A request (id: its id, sent already; 0: the next) on f's connection. */
 static struct xreq *
-req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
+req_add(struct xrun *x, int kind, struct xfile *f, struct xdir *d, u_int id)
 {
 	struct xlane *l = f != NULL && f->lane != NULL ? f->lane : L0(x);
 	struct xreq *q;
 
 	q = xcalloc(1, sizeof(*q));
 	q->lane = l;
-	q->id = (*l->h->msg_id)++;
+	q->id = id != 0 ? id : (*l->h->msg_id)++;
 	q->kind = kind;
 	q->f = f;
 	q->d = d;
@@ -1487,6 +1605,12 @@ req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
 	if (f != NULL)
 		f->nout++;
 	return q;
+}
+
+static struct xreq *
+req_new(struct xrun *x, int kind, struct xfile *f, struct xdir *d)
+{
+	return req_add(x, kind, f, d, 0);
 }
 
 static void
@@ -1993,6 +2117,55 @@ put_local_open(struct xrun *x, struct xfile *f, int fd)
  * put: the OPEN of f that went with INIT (hpn_sftp_prefetch_put), if f is
  * that upload: it has its handle at once.  Returns 1 when taken.
  */
+/*
+ * put: the WRITEs that went with INIT (spec_send()) for f, just given the
+ * handle of one of the OPENs they name.  Where the server takes handle
+ * references they are f's first writes, in flight or answered; where it
+ * does not, they are sure to fail: their replies are dropped and f is
+ * written from its start.
+ */
+static void
+spec_take(struct xrun *x, struct xfile *f)
+{
+	struct hpn_sftp *h = x->h;
+	struct spec *sp;
+	struct xreq *q;
+	u_int i;
+
+	for (i = 0; i < h->nspec; i++) {
+		sp = &h->spec[i];
+		if (!h->can_ref || f == NULL) {
+			if (!sp->done)
+				(void)req_add(x, XR_SPEC, NULL, NULL, sp->id);
+			continue;
+		}
+		f->off = sp->off + sp->len;
+		if (sp->done) {
+			if (sp->status != SSH2_FX_OK) {
+				if (f->wstatus == SSH2_FX_OK)
+					f->wstatus = sp->status;
+				continue;
+			}
+			hpn_sftp_rd_ack(&f->rd, sp->off, sp->len);
+			x->done_bytes += sp->len;
+			f->moved += sp->len;
+			f->lane->moved += sp->len;
+			continue;
+		}
+		q = req_add(x, XR_WRITE, f, NULL, sp->id);
+		q->off = sp->off;
+		q->len = q->cost = sp->len;
+		f->lane->ndata++;
+		f->lane->inflight += sp->len;
+		f->nwrites++;
+	}
+	if (h->nspec > 0)
+		debug2_f("%u WRITEs with INIT: %s", h->nspec,
+		    f == NULL ? "not used" : h->can_ref ? "taken" :
+		    "sent again (no handle references)");
+	h->nspec = h->spec_open = 0;
+}
+
 static int
 put_early(struct xrun *x, struct xfile *f)
 {
@@ -2019,6 +2192,7 @@ put_early(struct xrun *x, struct xfile *f)
 	if (put_local_open(x, f, h->put_fd) != 0) {
 		h->put_fd = -1;
 		f->failed = 1;
+		spec_take(x, NULL);
 		if (e->status == SSH2_FX_OK) {
 			/* the handle goes, as the file would have */
 			f->handle = e->handle;
@@ -2033,6 +2207,7 @@ put_early(struct xrun *x, struct xfile *f)
 	}
 	h->put_fd = -1;
 	if (e->status != SSH2_FX_OK) {
+		spec_take(x, NULL);	/* they named no open file */
 		/* ask again, now that it is known where: its own OPEN */
 		f->step = F_WAIT;
 		f->lane = NULL;
@@ -2046,6 +2221,7 @@ put_early(struct xrun *x, struct xfile *f)
 	e->handle = NULL;
 	f->lane->nhandles++;
 	f->step = F_DATA;
+	spec_take(x, f);
 	return 1;
 }
 
@@ -3459,7 +3635,9 @@ reply(struct xrun *x, struct xlane *l, struct sshbuf *m)
 		reply_file(x, q, type, m);
 	else if (q->d != NULL)
 		reply_dir(x, q, type, m);
-	else if (q->kind == XR_PFCLOSE) {
+	else if (q->kind == XR_SPEC) {
+		/* a WRITE with INIT the server could not take: sent again */
+	} else if (q->kind == XR_PFCLOSE) {
 		parse_status(m, type, &status);
 		debug2_f("unused handle of \"%s\" closed: %s", q->path,
 		    fx2txt(status));
@@ -3943,6 +4121,7 @@ early_close(struct xrun *x)
 	struct xreq *q;
 	int kinds[] = { E_OPENDIR, E_OPEN, E_OPENT }, i;
 
+	spec_take(x, NULL);	/* WRITEs with INIT no upload took */
 	for (i = 0; i < 3; i++) {
 		e = &x->h->e[kinds[i]];
 		if (e->handle == NULL)

@@ -10,6 +10,7 @@ struct sftp_conn;
 struct sftp_limits;
 struct Attrib;
 struct hpn_sftp;
+struct sshbuf;
 
 /* A transfer hook's answer when upstream's own code is to do the work. */
 #define HPN_SFTP_UPSTREAM	(-2)
@@ -22,7 +23,12 @@ void	hpn_sftp_settle(struct hpn_sftp *, u_int, u_int, u_int, u_int,
 	    u_int64_t);
 void	hpn_sftp_detach(struct hpn_sftp *);
 
-/* scp: what it will ask first, asked for with INIT. */
+/* scp: what it will ask first, asked for with INIT, and an upload's
+ * first bytes (WRITEs naming its OPENs; replies read by upstream's code
+ * before the engine runs are kept for it). */
+#define HPN_SFTP_SPEC		(512 * 1024)	/* bytes */
+#define HPN_SFTP_SPEC_WRITE	(32 * 1024)	/* per WRITE */
+int	hpn_sftp_stash(struct hpn_sftp *, struct sshbuf *);
 void	hpn_sftp_prefetch_get(const char *, int);
 void	hpn_sftp_prefetch_put(const char *, const char *, int, int, int);
 int	hpn_sftp_cached_stat(struct hpn_sftp *, const char *, int, int,
@@ -62,7 +68,6 @@ int	hpn_sftp_resume_plan_put(struct hpn_sftp *, const char *,
 int	hpn_sftp_server_ext(struct hpn_sftp *, const char *, const char *);
 int	hpn_sftp_can_hash(struct hpn_sftp *);
 u_int	hpn_sftp_next_id(struct hpn_sftp *);
-struct sshbuf;
 void	hpn_sftp_send(struct hpn_sftp *, struct sshbuf *);
 void	hpn_sftp_recv(struct hpn_sftp *, struct sshbuf *);
 int	hpn_sftp_open_read(struct hpn_sftp *, const char *, u_char **,

@@ -98,6 +98,18 @@ for s in $servers; do
 	n=`ls $D/mget | wc -l`
 	[ "$n" -eq 11 ] || fail "$s: sftp get f1*: $n files, not 11"
 
+	verbose "$tid: $s server: scp of one file (its first bytes with INIT)"
+	mkdir -p $D/one
+	head -c 5000000 /dev/zero > $D/one/longer
+	for t in $D/one/ $D/one/named $D/one/longer; do
+		${SCP} -D $srv $SRC/a/b/big somehost:$t > $W/out 2>&1 ||
+			fail "$s: scp of one file to $t failed: `cat $W/out`"
+	done
+	for f in big named longer; do
+		cmp -s $SRC/a/b/big $D/one/$f ||
+			fail "$s: scp of one file: $f differs"
+	done
+
 	verbose "$tid: $s server: scp -r both ways, several sources, globs"
 	${SCP} -D $srv -r $SRC somehost:$D/scpup > $W/out 2>&1 ||
 		fail "$s: scp -r upload failed: `cat $W/out`"
@@ -293,7 +305,9 @@ done
 rm -rf $H $W/h
 
 # --- round trips in series for one small file, beyond INIT's: 2 with our
-# server (a download's READs name its OPEN: handle-ref@), 3 without
+# server (a download's READs name its OPEN: handle-ref@), 3 without; an
+# upload's data goes with INIT (sent again where the server cannot take
+# it: the file is whole either way)
 verbose "$tid: round trips for a 1-byte file"
 printf x > $W/onebyte
 mkdir -p $W/rt
@@ -319,6 +333,9 @@ for srv in ours stock; do
 		if [ $how = up ]; then
 			cmp -s $W/onebyte $W/rt/onebyte ||
 			    fail "scp up of 1 byte ($srv server): differs"
+			# its data went with INIT, naming the OPENs
+			grep -q "^depth 1 WRITE" $W/rep ||
+			    fail "scp up of 1 byte ($srv server): no WRITE with INIT"
 		else
 			cmp -s $W/onebyte $W/rt/got ||
 			    fail "scp down of 1 byte ($srv server): differs"
