@@ -64,8 +64,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	echo "$rep,$rc,$hc,$hw,$ratio,$load" >> "$OUT/results.csv"
 	bl_log "rep $rep: cold read $rc s, cold hash $hc s ($ratio of the read), warm hash $hw s; load $load"
 done
-med() { cut -d, -f"$1" "$OUT/results.csv" | tail -n +2 | tr '\n' ' ' | xargs -n 1 | sort -g |
-	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+med() { bl_median $(cut -d, -f"$1" "$OUT/results.csv" | tail -n +2); }
 {
 	echo "hash-bench: $(bl_human "$SIZE") on $fstype ($DIR), $(nproc) CPUs, medians of $REPS"
 	echo "  cold read (cat)            $(med 2) s"
