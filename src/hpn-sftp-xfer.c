@@ -1582,8 +1582,10 @@ xfd(struct xfile *f)
 
 #define L0(x)	(&(x)->lanes[0])
 
-/* A request of f's connection (the first one for the rest). */
-/* A request (id: its id, sent already; 0: the next) on f's connection. */
+/*
+ * A request on f's connection (the first one for the rest); id: its id,
+ * sent already, 0: the next.
+ */
 static struct xreq *
 req_add(struct xrun *x, int kind, struct xfile *f, struct xdir *d, u_int id)
 {
@@ -2115,10 +2117,6 @@ put_local_open(struct xrun *x, struct xfile *f, int fd)
 }
 
 /*
- * put: the OPEN of f that went with INIT (hpn_sftp_prefetch_put), if f is
- * that upload: it has its handle at once.  Returns 1 when taken.
- */
-/*
  * put: the WRITEs that went with INIT (spec_send()) for f, just given the
  * handle of one of the OPENs they name.  Where the server takes handle
  * references they are f's first writes, in flight or answered; where it
@@ -2167,6 +2165,10 @@ spec_take(struct xrun *x, struct xfile *f)
 	h->nspec = h->spec_open = 0;
 }
 
+/*
+ * put: the OPEN of f that went with INIT (hpn_sftp_prefetch_put), if f is
+ * that upload: it has its handle at once.  Returns 1 when taken.
+ */
 static int
 put_early(struct xrun *x, struct xfile *f)
 {
