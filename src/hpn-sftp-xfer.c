@@ -1518,6 +1518,7 @@ struct xstripe {
 	u_int nparts, left;
 	int created;			/* put: the TRUNC open is done */
 	int creating;			/* ... is out */
+	int sized;			/* put: its size went (inplace) */
 	struct xfiles parked;		/* put: parts that wait for it */
 	u_int64_t *start;		/* each part's first byte */
 	u_int64_t *hw;			/* ... its contiguous end */
@@ -2357,6 +2358,48 @@ get_pump(struct xrun *x, struct xfile *f)
 		file_close(x, f);
 }
 
+/*
+ * put, inplace: part f has sent its last WRITE.  When every part still
+ * open has (nothing of the file is left to send and every part done got
+ * all its bytes), the file's size goes now, on f's handle behind its
+ * WRITEs, as -n 1 sends it behind its data: not a round trip after the
+ * last reply (part_done).  Writes still out on other connections are all
+ * below that size.  If one of them fails after all, part_done cuts the
+ * file where its contiguous bytes end, as without this.
+ */
+static void
+stripe_size_early(struct xrun *x, struct xfile *f)
+{
+	struct xstripe *st = f->st;
+	struct xfile *g;
+	struct xreq *q;
+	Attrib t;
+	u_int n = 0;
+	u_int64_t size = st->whole->off;
+
+	if (!f->job->inplace || st->sized || st->whole->failed)
+		return;
+	TAILQ_FOREACH(g, &x->active, qnext) {
+		if (g->st != st || g == st->whole)
+			continue;
+		if (!g->leof || g->failed || g->wstatus != SSH2_FX_OK)
+			return;
+		if (g->pend == UINT64_MAX)
+			size = g->off;	/* the last part: the file's end */
+		n++;
+	}
+	if (n != st->left)
+		return;		/* parts wait to be opened or again */
+	attrib_clear(&t);
+	t.flags = SSH2_FILEXFER_ATTR_SIZE;
+	t.size = size;
+	debug2_f("\"%s\": size %llu with the last WRITEs", f->dst,
+	    (unsigned long long)size);
+	q = req_new(x, XR_FSETSTAT, f, NULL);
+	req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &t);
+	st->sized = 1;
+}
+
 /* put: writes of f within the budget, then FSETSTAT and CLOSE. */
 static void
 put_pump(struct xrun *x, struct xfile *f)
@@ -2377,10 +2420,12 @@ put_pump(struct xrun *x, struct xfile *f)
 	stop = f->failed || interrupted || f->wstatus != SSH2_FX_OK;
 	if (!f->leof && !stop)
 		return;
-	/* a part: size and attributes once all parts are in (part_done) */
+	/* a part: attributes once all parts are in (part_done) */
 	if (f->st != NULL) {
 		if (stop && f->nwrites > 0)
 			return;
+		if (!stop)
+			stripe_size_early(x, f);
 		file_close(x, f);
 		return;
 	}
@@ -2515,9 +2560,10 @@ part_done(struct xrun *x, struct xfile *f)
 	} else {
 		w->rd.highwater = hw;
 		attrib_clear(&t);
-		if (w->job->inplace || bad) {
+		if ((w->job->inplace && !st->sized) || bad) {
 			/*
-			 * inplace: cut an older, longer file to the new end;
+			 * inplace: cut an older, longer file to the new end
+			 * (unless it went with the last WRITEs: stripe_size_early());
 			 * incomplete: to where the parts' bytes stop being
 			 * contiguous (no gaps left looking like data)
 			 */
@@ -3445,6 +3491,9 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		if (status != SSH2_FX_OK && !f->open_failed)
 			error("remote fsetstat \"%s\": %s", f->dst,
 			    fx2txt(status));
+		/* a part's early size: by path again at the end */
+		if (status != SSH2_FX_OK && f->st != NULL)
+			f->st->sized = 0;
 		file_check(x, f);
 		return;
 	case XR_CLOSE:

@@ -63,13 +63,16 @@ RATE = 6000000
 if "-oBatchMode=yes" in args and mode == "fail":
     sys.stderr.write("Permission denied (test)\\n")
     sys.exit(255)
-if mode not in ("slow", "cut"):
+if mode not in ("slow", "cut", "cutup"):
     os.execv(real, [real] + args)
-cut = None
-if "-oBatchMode=yes" in args and mode == "cut":
+cut = cutup = None
+if "-oBatchMode=yes" in args and mode in ("cut", "cutup"):
     try:
         os.mkdir("$W/cut.lock")
-        cut = 1000000
+        if mode == "cut":
+            cut = 1000000
+        else:
+            cutup = 1000000
     except FileExistsError:
         pass
 p = subprocess.Popen([real] + args, stdin=subprocess.PIPE,
@@ -89,10 +92,14 @@ def pump(src, dst, close, most=None):
         while b:
             b = b[os.write(dst, b):]
     close()
+def up_end():
+    p.stdin.close()
+    if cutup is not None:
+        p.kill()
 threading.Thread(target=pump, daemon=True,
-                 args=(0, p.stdin.fileno(), p.stdin.close)).start()
+                 args=(0, p.stdin.fileno(), up_end, cutup)).start()
 pump(p.stdout.fileno(), 1, lambda: None, cut)
-if cut is not None:
+if cut is not None or cutup is not None:
     p.kill()
     p.wait()
     sys.exit(255)
@@ -113,8 +120,11 @@ spread $W/out "scp -n 4 down"
 verbose "$tid: scp -n 4 over longer files"
 head -c 50000000 /dev/zero > $W/up
 head -c 50000000 /dev/zero > $W/down
-$S -n 4 $BIG somehost:$W/up > $W/out 2>&1 || fail "longer up: `tail -5 $W/out`"
+$S -n 4 -vv $BIG somehost:$W/up > $W/out 2>&1 || fail "longer up: `tail -5 $W/out`"
 cmp -s $BIG $W/up || fail "scp -n 4 up over a longer file: differs"
+# its size goes with the last WRITEs, not a round trip after
+grep -q "size 41000000 with the last WRITEs" $W/out ||
+	fail "longer up: size not with the last WRITEs: `grep -i size $W/out`"
 $S -n 4 somehost:$BIG $W/down > $W/out 2>&1 || fail "longer down: `tail -5 $W/out`"
 cmp -s $BIG $W/down || fail "scp -n 4 down over a longer file: differs"
 
@@ -220,5 +230,15 @@ HPN_LANE_TEST=cut ${SCP} -S $W/ssh-wrap -F $OBJ/ssh_proxy -n 4 somehost:$BIG $W/
 cmp -s $BIG $W/down || fail "cut connection: differs"
 grep -q "connection [234] of 4 lost" $W/out ||
 	fail "cut connection: not said: `cat $W/out`"
+
+verbose "$tid: a connection cut during an upload over a longer file"
+rm -rf $W/cut.lock
+head -c 50000000 /dev/zero > $W/up
+HPN_LANE_TEST=cutup ${SCP} -S $W/ssh-wrap -F $OBJ/ssh_proxy -n 4 $BIG somehost:$W/up > $W/out 2>&1 ||
+	fail "cut upload: scp failed: `tail -5 $W/out`"
+[ -d $W/cut.lock ] || fail "cut upload: the wrapper did not cut"
+cmp -s $BIG $W/up || fail "cut upload: differs"
+grep -q "connection [234] of 4 lost" $W/out ||
+	fail "cut upload: not said: `cat $W/out`"
 
 rm -rf $W
