@@ -1547,6 +1547,8 @@ struct xrun {
 	double start, last, rate;
 	double rtt;			/* -n: quickest data reply seen */
 	double tick;			/* lanes_tune() last looked */
+	struct hpn_sftp_cap cap;	/* -n: all of them together */
+	int cap_told;
 	u_int64_t budget_max;		/* -n: a connection's at most */
 	u_int64_t last_bytes;
 	int drawn;
@@ -3853,7 +3855,8 @@ lane_rtt(struct xrun *x, struct xreq *q)
  * connection's budget is sized, every round trip, to what it moved in the
  * last one (hpn_sftp_lane_budget()): room to grow as fast as TCP's slow
  * start, little left waiting on a slow one, and the rest of its parts not
- * asked for yet goes to the others (steal()).
+ * asked for yet goes to the others (steal()).  Together they hold no more
+ * than the path needs once their sum is steady (hpn_sftp_lanes_cap()).
  */
 #define LANE_TICK_MIN	0.05	/* s: not more often */
 static void
@@ -3863,6 +3866,8 @@ lanes_tune(struct xrun *x)
 	struct xfile *f;
 	double now, dt;
 	u_int64_t unasked = 0, held = 0;
+	u_int64_t cap, bsum = 0;
+	double rsum = 0;
 	u_int i;
 	int end;
 
@@ -3901,7 +3906,22 @@ lanes_tune(struct xrun *x)
 		l->budget = hpn_sftp_lane_budget(l->moved - l->tick_moved, dt,
 		    x->rtt, end ? HPN_LANE_END_HEADROOM : HPN_LANE_HEADROOM,
 		    x->budget_max);
+		rsum += (l->moved - l->tick_moved) / dt;
+		bsum += l->budget;
 		l->tick_moved = l->moved;
+	}
+	/* together: a cap once their sum stops growing */
+	if ((cap = hpn_sftp_lanes_cap(&x->cap, rsum, x->rtt, end)) != 0 &&
+	    bsum > cap) {
+		for (i = 0; i < x->nlanes; i++) {
+			l = &x->lanes[i];
+			l->budget = MAXIMUM(HPN_LANE_BUDGET_MIN,
+			    (u_int64_t)(l->budget * ((double)cap / bsum)));
+		}
+	}
+	if (x->cap.off && !x->cap_told) {
+		x->cap_told = 1;
+		debug2_f("the rate fell under the cap: no cap from now");
 	}
 	x->tick = now;
 }

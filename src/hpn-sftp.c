@@ -104,6 +104,55 @@ hpn_sftp_lane_budget(u_int64_t moved, double dt, double rtt, double headroom,
 }
 
 /*
+ * -n: the bytes all connections together may have asked for and not yet
+ * got (0: no cap), every round trip, from their summed rate (bytes a
+ * second over the last one) and the path's lowest round trip (rtt s).
+ * Each connection's own budget leaves it room to grow 4x a round trip;
+ * together that is N times what the path holds, and on a path with a
+ * deep queue N connections then fill it up and lose packets where one
+ * connection's flow control stops short of it (ssh's channel window): a
+ * clean 1 Gbit/s, 100 ms path with a one-BDP queue lost 4-5 % to it.  So
+ * once the sum stops growing (by HPN_LANE_GROWING a round trip) and until
+ * the end, together they hold HPN_LANE_ALL_HEADROOM round trips of the
+ * best sum of the last HPN_LANE_ALL_WINDOW: the link stays full, the
+ * queue half empty.  The best of several, not the last: on a lossy path
+ * one connection's recovery stalls its replies for a round trip, and a
+ * cap that followed that dip held the others back (their rate comes in
+ * bursts there, and the best of them leaves the cap above what they
+ * hold).  The cap rests on the lowest round trip: should the path's round
+ * trip grow (a new route, someone else's queue), it would hold the rate
+ * down; so when the capped rate falls below HPN_LANE_ALL_FALL of its best
+ * two round trips in a row, it is given up for the rest of the run.
+ */
+u_int64_t
+hpn_sftp_lanes_cap(struct hpn_sftp_cap *c, double rate, double rtt, int end)
+{
+	int growing = c->rate <= 0 || rate > HPN_LANE_GROWING * c->rate;
+	double top = rate;
+	u_int i;
+
+	c->rate = rate;
+	c->last[c->next++ % HPN_LANE_ALL_WINDOW] = rate;
+	if (c->off || end || growing || rtt <= 0 || rate <= 0) {
+		c->low = 0;
+		return 0;
+	}
+	if (c->best > 0 && rate < HPN_LANE_ALL_FALL * c->best) {
+		if (++c->low >= 2) {
+			c->off = 1;
+			return 0;
+		}
+	} else
+		c->low = 0;
+	if (rate > c->best)
+		c->best = rate;
+	for (i = 0; i < HPN_LANE_ALL_WINDOW; i++)
+		top = MAXIMUM(top, c->last[i]);
+	return (u_int64_t)(top * rtt * HPN_LANE_ALL_HEADROOM) +
+	    HPN_LANE_BUDGET_MIN;
+}
+
+/*
  * Reads of one file.  With its size known (from its attributes) the reads
  * cover [0, size) in requests of at most buflen, and one more at size (the
  * probe) shows the end: all of them can go out at once, with the CLOSE

@@ -76,6 +76,19 @@ u_int	hpn_sftp_max_handles(u_int64_t, u_int64_t);
 #define HPN_LANE_BUDGET_START	(4 * 1024 * 1024) /* ... before an RTT */
 u_int64_t hpn_sftp_lane_budget(u_int64_t, double, double, double,
 	    u_int64_t);
+#define HPN_LANE_ALL_HEADROOM	1.5	/* -n: all of them together, x rate */
+#define HPN_LANE_GROWING	1.25	/* ... unless it grew this much */
+#define HPN_LANE_ALL_FALL	0.85	/* ... given up below this of the best */
+#define HPN_LANE_ALL_WINDOW	8	/* ... of the best of so many RTTs */
+struct hpn_sftp_cap {
+	double rate;		/* the last round trip's, all connections */
+	double last[HPN_LANE_ALL_WINDOW]; /* ... and those before */
+	u_int next;
+	double best;		/* ... the highest while capped */
+	u_int low;		/* round trips in a row capped and low */
+	int off;		/* given up for the run */
+};
+u_int64_t hpn_sftp_lanes_cap(struct hpn_sftp_cap *, double, double, int);
 struct hpn_sftp_gap {
 	u_int64_t off, len;
 };

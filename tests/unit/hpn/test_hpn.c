@@ -1349,6 +1349,50 @@ tests(void)
 	    64 << 20), 64 << 20);
 	TEST_DONE();
 
+	TEST_START("sftp engine: -n caps them together once steady");
+	{
+		struct hpn_sftp_cap c;
+		u_int64_t c100 = (u_int64_t)(100e6 * 0.1 *
+		    HPN_LANE_ALL_HEADROOM) + HPN_LANE_BUDGET_MIN;
+		u_int i;
+
+		memset(&c, 0, sizeof(c));
+		/* the first round trip, then growing: no cap */
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 10e6, 0.1, 0), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 40e6, 0.1, 0), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), 0);
+		/* steady: 1.5 round trips of the best recent sum */
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), c100);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 95e6, 0.1, 0), c100);
+		/* at the end: none (each connection's own end budget) */
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 1), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), c100);
+		/* one round trip low is a swing: the cap stays up */
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 80e6, 0.1, 0), c100);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), c100);
+		/* the best of the last HPN_LANE_ALL_WINDOW, no older */
+		for (i = 0; i < HPN_LANE_ALL_WINDOW; i++)
+			ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 90e6, 0.1, 0),
+			    i < HPN_LANE_ALL_WINDOW - 1 ? c100 :
+			    (u_int64_t)(90e6 * 0.1 * HPN_LANE_ALL_HEADROOM) +
+			    HPN_LANE_BUDGET_MIN);
+		ASSERT_INT_EQ(c.off, 0);
+		/* two in a row below 0.85 of the best: given up for good */
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 80e6, 0.1, 0),
+		    (u_int64_t)(90e6 * 0.1 * HPN_LANE_ALL_HEADROOM) +
+		    HPN_LANE_BUDGET_MIN);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 75e6, 0.1, 0), 0);
+		ASSERT_INT_EQ(c.off, 1);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), 0);
+		/* no round trip known, or nothing moved: none */
+		memset(&c, 0, sizeof(c));
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0.1, 0), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 100e6, 0, 0), 0);
+		ASSERT_U64_EQ(hpn_sftp_lanes_cap(&c, 0, 0.1, 0), 0);
+	}
+	TEST_DONE();
+
 	sftp_ref_tests();
 	sftp_rd_tests();
 	hash_range_tests();
