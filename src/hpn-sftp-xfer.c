@@ -2360,6 +2360,21 @@ get_pump(struct xrun *x, struct xfile *f)
 		file_close(x, f);
 }
 
+/* put, inplace: f's file cut (or grown) to size, on its handle. */
+static void
+put_size(struct xrun *x, struct xfile *f, u_int64_t size)
+{
+	struct xreq *q;
+	Attrib t;
+
+	attrib_clear(&t);
+	t.flags = SSH2_FILEXFER_ATTR_SIZE;
+	t.size = size;
+	debug("truncating \"%s\" at %llu", f->dst, (unsigned long long)size);
+	q = req_new(x, XR_FSETSTAT, f, NULL);
+	req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &t);
+}
+
 /*
  * put, inplace: part f has sent its last WRITE.  When every part still
  * open has (nothing of the file is left to send and every part done got
@@ -2374,8 +2389,6 @@ stripe_size_early(struct xrun *x, struct xfile *f)
 {
 	struct xstripe *st = f->st;
 	struct xfile *g;
-	struct xreq *q;
-	Attrib t;
 	u_int n = 0;
 	u_int64_t size = st->whole->off;
 
@@ -2392,13 +2405,9 @@ stripe_size_early(struct xrun *x, struct xfile *f)
 	}
 	if (n != st->left)
 		return;		/* parts wait to be opened or again */
-	attrib_clear(&t);
-	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = size;
 	debug2_f("\"%s\": size %llu with the last WRITEs", f->dst,
 	    (unsigned long long)size);
-	q = req_new(x, XR_FSETSTAT, f, NULL);
-	req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &t);
+	put_size(x, f, size);
 	st->sized = 1;
 }
 
@@ -2407,7 +2416,6 @@ static void
 put_pump(struct xrun *x, struct xfile *f)
 {
 	struct xreq *q;
-	Attrib t;
 	int r, stop;
 
 	if (f->step != F_DATA)
@@ -2435,14 +2443,8 @@ put_pump(struct xrun *x, struct xfile *f)
 	if (stop && f->job->inplace && f->nwrites > 0)
 		return;
 	if (f->job->inplace) {
-		attrib_clear(&t);
-		t.flags = SSH2_FILEXFER_ATTR_SIZE;
-		t.size = stop ? f->rd.highwater : f->off;
 		f->sized = !stop;
-		debug("truncating \"%s\" at %llu", f->dst,
-		    (unsigned long long)t.size);
-		q = req_new(x, XR_FSETSTAT, f, NULL);
-		req_handle(x, SSH2_FXP_FSETSTAT, q, f->handle, f->hlen, &t);
+		put_size(x, f, stop ? f->rd.highwater : f->off);
 	}
 	/* Override umask and utimes if asked, never on a partial file */
 	if (f->job->preserve && !stop) {
@@ -2565,7 +2567,8 @@ part_done(struct xrun *x, struct xfile *f)
 		if ((w->job->inplace && !st->sized) || bad) {
 			/*
 			 * inplace: cut an older, longer file to the new end
-			 * (unless it went with the last WRITEs: stripe_size_early());
+			 * (unless that went with the last WRITEs:
+			 * stripe_size_early());
 			 * incomplete: to where the parts' bytes stop being
 			 * contiguous (no gaps left looking like data)
 			 */
