@@ -1548,7 +1548,6 @@ struct xrun {
 	double rtt;			/* -n: quickest data reply seen */
 	double tick;			/* lanes_tune() last looked */
 	struct hpn_sftp_cap cap;	/* -n: all of them together */
-	int cap_told;
 	u_int64_t budget_max;		/* -n: a connection's at most */
 	u_int64_t last_bytes;
 	int drawn;
@@ -3872,7 +3871,7 @@ lanes_tune(struct xrun *x)
 	u_int64_t cap, bsum = 0;
 	double rsum = 0;
 	u_int i;
-	int end;
+	int end, off;
 
 	if (x->nplan < 2 || x->rtt <= 0)
 		return;
@@ -3914,6 +3913,7 @@ lanes_tune(struct xrun *x)
 		l->tick_moved = l->moved;
 	}
 	/* together: a cap once their sum stops growing */
+	off = x->cap.off;
 	if ((cap = hpn_sftp_lanes_cap(&x->cap, rsum, x->rtt, end)) != 0 &&
 	    bsum > cap) {
 		for (i = 0; i < x->nlanes; i++) {
@@ -3922,10 +3922,8 @@ lanes_tune(struct xrun *x)
 			    (u_int64_t)(l->budget * ((double)cap / bsum)));
 		}
 	}
-	if (x->cap.off && !x->cap_told) {
-		x->cap_told = 1;
+	if (x->cap.off && !off)
 		debug2_f("the rate fell under the cap: no cap from now");
-	}
 	x->tick = now;
 }
 

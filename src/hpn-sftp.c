@@ -127,11 +127,12 @@ hpn_sftp_lane_budget(u_int64_t moved, double dt, double rtt, double headroom,
 u_int64_t
 hpn_sftp_lanes_cap(struct hpn_sftp_cap *c, double rate, double rtt, int end)
 {
-	int growing = c->rate <= 0 || rate > HPN_LANE_GROWING * c->rate;
+	double prev = c->next == 0 ? 0 :
+	    c->last[(c->next - 1) % HPN_LANE_ALL_WINDOW];
+	int growing = prev <= 0 || rate > HPN_LANE_GROWING * prev;
 	double top = rate;
 	u_int i;
 
-	c->rate = rate;
 	c->last[c->next++ % HPN_LANE_ALL_WINDOW] = rate;
 	if (c->off || end || growing || rtt <= 0 || rate <= 0) {
 		c->low = 0;

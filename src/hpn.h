@@ -81,9 +81,8 @@ u_int64_t hpn_sftp_lane_budget(u_int64_t, double, double, double,
 #define HPN_LANE_ALL_FALL	0.85	/* ... given up below this of the best */
 #define HPN_LANE_ALL_WINDOW	8	/* ... of the best of so many RTTs */
 struct hpn_sftp_cap {
-	double rate;		/* the last round trip's, all connections */
-	double last[HPN_LANE_ALL_WINDOW]; /* ... and those before */
-	u_int next;
+	double last[HPN_LANE_ALL_WINDOW]; /* the last round trips' sums */
+	u_int next;		/* ... where the next one goes */
 	double best;		/* ... the highest while capped */
 	u_int low;		/* round trips in a row capped and low */
 	int off;		/* given up for the run */
