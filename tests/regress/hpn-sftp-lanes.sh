@@ -1,14 +1,15 @@
-#	HPN patch set: hpnscp -n N and hpnsftp -n N (src/hpn-sftp-lanes.c,
-#	the lanes of src/hpn-sftp-xfer.c).  Bad values; a large file in parts
-#	both ways over 4 connections (each one carried a share); scp over a
-#	longer file (the size with the last WRITEs); sftp put (the truncating open first); trees with a large
-#	file in them; -p; our sftp-server, the stock build's and paramiko's;
-#	extra connections that cannot authenticate (a notice, the transfer
-#	goes on); a connection cut during a download, and during an upload
-#	over a longer file (its parts start again on the others); -Z resuming a partial file in parts both ways, and a
-#	download with gaps between its parts (as a killed -n copy leaves
-#	it).  Every file is compared with its source.  The
-#	connections run through ProxyCommand (sshd -i), one sshd each.
+#	HPN patch set: hpnscp -n N and hpnsftp -n N (src/hpn-sftp-lanes.c, the
+#	lanes of src/hpn-sftp-xfer.c).  Bad values; a large file in parts both
+#	ways over 4 connections (each one carried a share); scp over a longer
+#	file (the size with the last WRITEs); sftp put (the truncating open
+#	first); trees with a large file in them; -p; our sftp-server, the
+#	stock build's and paramiko's; extra connections that cannot
+#	authenticate (a notice, the transfer goes on); a connection cut during
+#	a download, and during an upload over a longer file (its parts start
+#	again on the others); -Z resuming a partial file in parts both ways,
+#	and a download with gaps between its parts (as a killed -n copy leaves
+#	it).  Every file is compared with its source.  The connections run
+#	through ProxyCommand (sshd -i), one sshd each.
 #	Placed in the Public Domain.
 
 tid="hpn sftp lanes"
