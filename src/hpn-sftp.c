@@ -174,8 +174,10 @@ hpn_sftp_rd_init(struct hpn_sftp_rd *rd, u_int64_t size, int size_known,
 	rd->size = size;
 	rd->size_known = size_known;
 	rd->eof = RD_NONE;
+	rd->limit = RD_NONE;
 	rd->buflen = buflen == 0 ? 32768 : buflen;
 }
+
 
 void
 hpn_sftp_rd_free(struct hpn_sftp_rd *rd)
@@ -235,6 +237,12 @@ hpn_sftp_rd_next(struct hpn_sftp_rd *rd, u_int64_t *offp, u_int *lenp)
 		len = rd->buflen;
 	} else
 		return 0;
+	if (rd->limit != RD_NONE && len > rd->limit - rd->next)
+		len = rd->limit - rd->next;	/* a part: to its end */
+	if (len > RD_NONE - rd->next)
+		len = RD_NONE - rd->next;	/* a size near 2^64 */
+	if (len == 0)
+		return 0;
 	*offp = rd->next;
 	*lenp = (u_int)len;
 	rd->next += len;
@@ -263,12 +271,30 @@ hpn_sftp_rd_data(struct hpn_sftp_rd *rd, u_int64_t off, u_int asked,
 	if (rd->inflight > 0)
 		rd->inflight--;
 	rd->got += got;
+	rd->empty = got == 0 ? rd->empty + 1 : 0;
 	hpn_sftp_rd_ack(rd, off, got);
+	if (got > 0 && rd->eof != RD_NONE && off > rd->eof) {
+		/*
+		 * Data past an EOF: the file grew after that read, or the
+		 * server misspoke.  What lies between was answered EOF and
+		 * is asked for again (else a hole in the file).
+		 */
+		rd->gaps = xreallocarray(rd->gaps, rd->ngaps + 1,
+		    sizeof(*rd->gaps));
+		g = &rd->gaps[rd->ngaps++];
+		g->off = rd->eof;
+		g->len = off - rd->eof;
+	}
 	if (got > 0 && (off + got > rd->eof ||
 	    (rd->size_known && off + got > rd->size))) {
-		/* It grew: read on until an EOF, as upstream does. */
-		rd->size_known = 0;
-		rd->eof = RD_NONE;
+		if (rd->limit != RD_NONE) {
+			/* a part: never past its end */
+			rd->eof = rd->limit;
+		} else {
+			/* It grew: read on until an EOF, as upstream does. */
+			rd->size_known = 0;
+			rd->eof = RD_NONE;
+		}
 	}
 	if (got < asked && off + got < rd->eof) {
 		rd->gaps = xreallocarray(rd->gaps, rd->ngaps + 1,
@@ -290,6 +316,21 @@ hpn_sftp_rd_eof(struct hpn_sftp_rd *rd, u_int64_t off)
 		rd->inflight--;
 	if (off < rd->eof)
 		rd->eof = off;
+	rd_trim_gaps(rd);
+}
+
+/*
+ * A part of a file (-n) ends at limit: nothing past it is asked for, and
+ * data that would run past it does not make the file "grow".
+ */
+void
+hpn_sftp_rd_limit(struct hpn_sftp_rd *rd, u_int64_t limit)
+{
+	rd->limit = limit;
+	if (limit < rd->eof)
+		rd->eof = limit;
+	if (rd->size_known && rd->size > limit)
+		rd->size = limit;
 	rd_trim_gaps(rd);
 }
 

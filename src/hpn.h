@@ -69,6 +69,7 @@ u_int	hpn_sftp_num_requests(u_int, u_int);
 #define HPN_SFTP_FD_RESERVE	32	/* our own descriptors kept spare */
 #define HPN_SFTP_RD_WINDOW	16	/* reads out, file of unknown size */
 #define HPN_SFTP_RD_MIN		512	/* upstream's MIN_READ_SIZE */
+#define HPN_SFTP_RD_EMPTY_MAX	64	/* empty DATA replies in a row: failed */
 u_int	hpn_sftp_max_handles(u_int64_t, u_int64_t);
 #define HPN_LANE_HEADROOM	4	/* -n: a connection's budget, x its rate */
 #define HPN_LANE_END_HEADROOM	1.25	/* ... at the end of a transfer */
@@ -103,6 +104,8 @@ struct hpn_sftp_rd {		/* the reads of one file */
 	u_int buflen;		/* request size, shrinks after short reads */
 	struct hpn_sftp_gap *gaps;	/* short reads to ask for again */
 	u_int ngaps;
+	u_int64_t limit;	/* a part of a file: never read past this */
+	u_int empty;		/* DATA replies of 0 bytes in a row */
 };
 void	hpn_sftp_rd_init(struct hpn_sftp_rd *, u_int64_t, int, u_int);
 void	hpn_sftp_rd_free(struct hpn_sftp_rd *);
@@ -110,6 +113,7 @@ int	hpn_sftp_rd_next(struct hpn_sftp_rd *, u_int64_t *, u_int *);
 void	hpn_sftp_rd_ack(struct hpn_sftp_rd *, u_int64_t, u_int64_t);
 void	hpn_sftp_rd_data(struct hpn_sftp_rd *, u_int64_t, u_int, size_t);
 void	hpn_sftp_rd_eof(struct hpn_sftp_rd *, u_int64_t);
+void	hpn_sftp_rd_limit(struct hpn_sftp_rd *, u_int64_t);
 int	hpn_sftp_rd_planned(const struct hpn_sftp_rd *);
 int	hpn_sftp_rd_done(const struct hpn_sftp_rd *);
 

@@ -293,6 +293,78 @@ sftp_rd_tests(void)
 	hpn_sftp_rd_free(&rd);
 	TEST_DONE();
 
+	TEST_START("sftp reads: data past an early EOF: the hole asked again");
+	hpn_sftp_rd_init(&rd, 96, 1, 32);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* 0 */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* 32 */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* 64 */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* probe */
+	hpn_sftp_rd_data(&rd, 0, 32, 32);
+	hpn_sftp_rd_eof(&rd, 32);		/* too early ... */
+	hpn_sftp_rd_data(&rd, 64, 32, 32);	/* ... data beyond it */
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 32);			/* the hole, again */
+	ASSERT_U_INT_EQ(len, 32);
+	hpn_sftp_rd_data(&rd, 32, 32, 32);
+	hpn_sftp_rd_eof(&rd, 96);		/* the probe */
+	while (hpn_sftp_rd_next(&rd, &off, &len))
+		hpn_sftp_rd_eof(&rd, off);	/* reading on: EOFs */
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	ASSERT_U64_EQ(rd.eof, 96);
+	ASSERT_U64_EQ(rd.maxack, 96);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: a part never reads past its end");
+	hpn_sftp_rd_init(&rd, 100, 1, 32);
+	hpn_sftp_rd_limit(&rd, 100);
+	rd.next = 40;				/* the part [40, 100) */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 72);
+	ASSERT_U_INT_EQ(len, 28);		/* the last one, to its end */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);	/* no probe */
+	hpn_sftp_rd_eof(&rd, 40);		/* an early EOF ... */
+	hpn_sftp_rd_data(&rd, 72, 28, 28);	/* ... then data */
+	ASSERT_U64_EQ(rd.eof, 100);		/* not "it grew" */
+	ASSERT_INT_EQ(rd.size_known, 1);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U64_EQ(off, 40);
+	ASSERT_U_INT_EQ(len, 32);		/* the hole, within the part */
+	hpn_sftp_rd_data(&rd, 40, 32, 32);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);
+	ASSERT_INT_EQ(hpn_sftp_rd_done(&rd), 1);
+	hpn_sftp_rd_limit(&rd, 64);		/* stolen from: ends sooner */
+	ASSERT_U64_EQ(rd.eof, 64);
+	ASSERT_U64_EQ(rd.size, 64);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: a size near 2^64 never wraps");
+	hpn_sftp_rd_init(&rd, UINT64_MAX - 20, 1, 32);
+	rd.next = UINT64_MAX - 50;
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	ASSERT_U_INT_EQ(len, 30);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);	/* probe */
+	ASSERT_U64_EQ(off, UINT64_MAX - 20);
+	ASSERT_U_INT_EQ(len, 20);		/* cut at 2^64 - 1 */
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 0);
+	ASSERT_U64_EQ(rd.next, UINT64_MAX);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
+	TEST_START("sftp reads: empty DATA replies are counted");
+	hpn_sftp_rd_init(&rd, 100, 1, 32);
+	ASSERT_INT_EQ(hpn_sftp_rd_next(&rd, &off, &len), 1);
+	hpn_sftp_rd_data(&rd, 0, 32, 0);
+	hpn_sftp_rd_data(&rd, 0, 32, 0);
+	ASSERT_U_INT_EQ(rd.empty, 2);
+	hpn_sftp_rd_data(&rd, 0, 32, 1);
+	ASSERT_U_INT_EQ(rd.empty, 0);
+	hpn_sftp_rd_free(&rd);
+	TEST_DONE();
+
 	TEST_START("sftp reads: unknown size, a window of reads to EOF");
 	hpn_sftp_rd_init(&rd, 0, 0, 100);
 	for (len = 0; hpn_sftp_rd_next(&rd, &off, &len); )
