@@ -235,8 +235,13 @@ spawn(int *fdp)
 		 */
 		if (!lanes.chatty && (nul = open(_PATH_DEVNULL, O_WRONLY)) != -1)
 			(void)dup2(nul, STDERR_FILENO);
-		close(sv[0]);
-		close(sv[1]);
+		/*
+		 * Nothing else of ours: a descriptor of the first
+		 * connection held here would keep its ssh from seeing its
+		 * end (scp waits for it on a fatal error).
+		 */
+		closefrom(STDERR_FILENO + 1);
+		(void)ssh_signal(SIGPIPE, SIG_DFL);	/* not the engine's */
 		/* behind the first connection (hpn_sftp_lanes_go()) */
 		usleep(HPN_LANE_STAGGER * 1000000);
 		execvp(lanes.argv[0], lanes.argv);
