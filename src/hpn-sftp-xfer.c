@@ -89,6 +89,7 @@ extern int showprogress;
 #define X_READDIRS	8		/* READDIRs out per directory */
 #define X_WAITQ_LOW	4096		/* files waiting before listing pauses */
 #define X_DATA_REQS	4		/* data requests out: nreq times this */
+#define X_DUPS_MAX	1024		/* names listed again: a loop */
 
 /* ------------------------------------------------------------------ */
 /* the connection: requests that ride with INIT */
@@ -128,7 +129,7 @@ enum {
 struct early {
 	u_int id;			/* 0: not asked */
 	int done;			/* answered */
-	int used;
+	int used;			/* taken, or not to be taken */
 	u_int status;			/* SSH2_FX_OK: it gave what was asked */
 	Attrib a;
 	char *str;			/* REALPATH */
@@ -426,12 +427,20 @@ frame_path(struct sshbuf *b, u_char type, u_int id, const char *path,
 	frame_end(b, start);
 }
 
-/* Framed requests in b, written out whole. */
+/*
+ * Framed requests in b, written out whole.  A connection closed under us
+ * is an error said (EPIPE), not a signal: sftp leaves SIGPIPE at its
+ * default.
+ */
 static void
 send_blocking(struct hpn_sftp *h, struct sshbuf *b)
 {
-	if (atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b),
-	    sshbuf_len(b)) != sshbuf_len(b))
+	sshsig_t opipe = ssh_signal(SIGPIPE, SIG_IGN);
+	size_t n;
+
+	n = atomicio(vwrite, h->fd_out, sshbuf_mutable_ptr(b), sshbuf_len(b));
+	ssh_signal(SIGPIPE, opipe);
+	if (n != sshbuf_len(b))
 		fatal("Couldn't send packet: %s", strerror(errno));
 }
 
@@ -777,48 +786,106 @@ hpn_sftp_close_handle(struct hpn_sftp *h, const u_char *handle, size_t hlen)
 	sshbuf_free(b);
 }
 
-/* One reply to an early request (not limits). */
-static void
-early_reply(struct early *e, u_char type, struct sshbuf *m)
+/* The reply each early request wants when it succeeds. */
+static u_char
+early_want(int kind)
 {
-	char *longname;
+	switch (kind) {
+	case E_DOT:
+	case E_REAL:
+	case E_PREAL:
+		return SSH2_FXP_NAME;
+	case E_LSTAT:
+	case E_STAT:
+	case E_PSTAT:
+		return SSH2_FXP_ATTRS;
+	case E_OPENDIR:
+	case E_OPEN:
+	case E_OPENT:
+		return SSH2_FXP_HANDLE;
+	default:
+		return SSH2_FXP_STATUS;		/* E_MKDIR */
+	}
+}
+
+/*
+ * One reply to an early request (not limits).  An answer of the kind the
+ * request wants, or an error STATUS, stands for upstream's own request a
+ * round trip later.  Anything else (another type, an OK STATUS where data
+ * was due, a body that does not parse) is not used: upstream's code (or
+ * the engine) asks again and meets the server's answer itself, with its
+ * own messages.  A handle that came with such an answer is kept to close.
+ */
+static void
+early_reply(struct early *e, int kind, u_char type, struct sshbuf *m)
+{
+	u_char want = early_want(kind);
+	char *longname = NULL;
 	u_int count;
 	int r;
 
 	e->done = 1;
 	e->status = SSH2_FX_FAILURE;
+	if (type == SSH2_FXP_STATUS) {
+		if ((r = sshbuf_get_u32(m, &e->status)) != 0) {
+			debug_fr(r, "early reply %u: status", e->id);
+			e->used = 1;
+		} else if (e->status == SSH2_FX_OK && want != SSH2_FXP_STATUS) {
+			debug_f("early reply %u: OK without the %s asked for",
+			    e->id, want == SSH2_FXP_NAME ? "name" :
+			    want == SSH2_FXP_ATTRS ? "attributes" : "handle");
+			e->status = SSH2_FX_BAD_MESSAGE;
+			e->used = 1;
+		}
+		return;
+	}
+	if (type != want) {
+		debug_f("early reply %u: type %u, wanted %u", e->id, type,
+		    want);
+		e->used = 1;
+		return;
+	}
 	switch (type) {
-	case SSH2_FXP_STATUS:
-		if ((r = sshbuf_get_u32(m, &e->status)) != 0)
-			fatal_fr(r, "parse status");
-		break;
 	case SSH2_FXP_ATTRS:
-		if ((r = decode_attrib(m, &e->a)) != 0)
-			error_fr(r, "decode_attrib");
-		else
-			e->status = SSH2_FX_OK;
+		if ((r = decode_attrib(m, &e->a)) != 0) {
+			debug_fr(r, "early reply %u: attributes", e->id);
+			e->used = 1;
+			return;
+		}
 		break;
 	case SSH2_FXP_HANDLE:
-		if ((r = sshbuf_get_string(m, &e->handle, &e->hlen)) != 0)
-			fatal_fr(r, "parse handle");
-		e->status = SSH2_FX_OK;
+		if ((r = sshbuf_get_string(m, &e->handle, &e->hlen)) != 0) {
+			debug_fr(r, "early reply %u: handle", e->id);
+			e->used = 1;
+			return;
+		}
+		if (e->hlen > HPN_SFTP_HANDLE_MAX) {
+			/* too long to name in a request: not used */
+			debug_f("early reply %u: a handle of %zu bytes",
+			    e->id, e->hlen);
+			freezero(e->handle, e->hlen);
+			e->handle = NULL;
+			e->hlen = 0;
+			e->used = 1;
+			return;
+		}
 		break;
 	case SSH2_FXP_NAME:
-		if ((r = sshbuf_get_u32(m, &count)) != 0)
-			fatal_fr(r, "parse count");
-		if (count != 1)
-			fatal("Got multiple names (%d) from SSH2_FXP_REALPATH",
-			    count);
-		if ((r = sshbuf_get_cstring(m, &e->str, NULL)) != 0 ||
+		if ((r = sshbuf_get_u32(m, &count)) != 0 || count != 1 ||
+		    (r = sshbuf_get_cstring(m, &e->str, NULL)) != 0 ||
 		    (r = sshbuf_get_cstring(m, &longname, NULL)) != 0 ||
-		    (r = decode_attrib(m, &e->a)) != 0)
-			fatal_fr(r, "parse filename/attrib");
+		    (r = decode_attrib(m, &e->a)) != 0) {
+			debug_f("early reply %u: not one name", e->id);
+			free(e->str);
+			e->str = NULL;
+			free(longname);
+			e->used = 1;
+			return;
+		}
 		free(longname);
-		e->status = SSH2_FX_OK;
 		break;
-	default:
-		fatal("Unexpected reply type %u to an early request", type);
 	}
+	e->status = SSH2_FX_OK;
 }
 
 /*
@@ -859,7 +926,7 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 		if (i == E_MAX)
 			fatal("ID mismatch (%u != %u)", id, h->e[E_LIMITS].id);
 		if (i != E_LIMITS) {
-			early_reply(&h->e[i], type, m);
+			early_reply(&h->e[i], i, type, m);
 			continue;
 		}
 		h->e[i].done = 1;
@@ -1084,7 +1151,7 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 				break;
 		if (i == 4)
 			fatal("ID mismatch (%u)", id);
-		early_reply(&h->e[kinds[i]], type, m);
+		early_reply(&h->e[kinds[i]], kinds[i], type, m);
 	}
 	sshbuf_free(b);
 	sshbuf_free(m);
@@ -1436,6 +1503,20 @@ struct xfile {
 };
 TAILQ_HEAD(xfiles, xfile);
 
+/* A name a directory listing gave (get): each may come once. */
+struct xname {
+	RB_ENTRY(xname) node;
+	char *name;
+};
+
+static int
+xname_cmp(struct xname *a, struct xname *b)
+{
+	return strcmp(a->name, b->name);
+}
+RB_HEAD(xnames, xname);
+RB_GENERATE_STATIC(xnames, xname, node, xname_cmp);
+
 struct xdir {
 	TAILQ_ENTRY(xdir) qnext;	/* x->dirq or x->listing */
 	int queued;			/* DQ_* */
@@ -1461,6 +1542,8 @@ struct xdir {
 	int made;			/* get: local mkdir done */
 	int created;			/* put: our MKDIR made it */
 	mode_t mode, tmpmode;
+	struct xnames names;		/* get: the names listed so far */
+	u_int dups;			/* ... and how many came again */
 };
 TAILQ_HEAD(xdirs, xdir);
 
@@ -1897,7 +1980,7 @@ file_rd_init(struct xrun *x, struct xfile *f)
 			hpn_sftp_rd_init(&f->rd, f->pend == UINT64_MAX ?
 			    f->st->whole->a.size : f->pend, 1, x->h->rbuflen);
 			if (f->pend != UINT64_MAX)
-				hpn_sftp_rd_eof(&f->rd, f->pend);
+				hpn_sftp_rd_limit(&f->rd, f->pend);
 		} else
 			hpn_sftp_rd_init(&f->rd, f->a.size,
 			    (f->a.flags & SSH2_FILEXFER_ATTR_SIZE) != 0,
@@ -2010,8 +2093,9 @@ stripe(struct xrun *x, struct xfile *whole, u_int64_t size, u_int64_t psize)
 {
 	struct xstripe *st;
 	struct xfile *f;
-	u_int64_t off;
-	u_int k, n = (u_int)((size - whole->pstart + psize - 1) / psize);
+	u_int64_t off, left = size - whole->pstart;
+	/* (no "+ psize - 1": a size near 2^64 would wrap) */
+	u_int k, n = (u_int)(left / psize + (left % psize != 0));
 
 	st = xcalloc(1, sizeof(*st));
 	st->whole = whole;
@@ -2477,6 +2561,50 @@ part_end(struct xstripe *st, u_int k)
 	return end;
 }
 
+/*
+ * Where the bytes of the file of st stop being whole, over its parts by
+ * offset; *bad: it is not whole to its end (a part incomplete, or data
+ * past where the file ended).
+ */
+static u_int64_t
+stripe_prefix(struct xstripe *st, int *bad)
+{
+	u_int64_t next = st->whole->pstart, hw = next;
+	u_int n, k;
+
+	*bad = 0;
+	for (n = 0; n < st->nparts; n++) {
+		for (k = 0; k < st->nparts; k++)
+			if (st->start[k] == next)
+				break;
+		if (k == st->nparts) {
+			*bad = 1;	/* no part starts there */
+			return hw;
+		}
+		hw = st->hw[k];
+		if (!st->complete[k]) {
+			*bad = 1;
+			return hw;
+		}
+		next = part_end(st, k);
+		if (hw < next && next != UINT64_MAX) {
+			/*
+			 * Whole, but ended short of the next part: the
+			 * file shrank (an EOF came early).  Those after
+			 * must have got nothing, or the data has a hole.
+			 */
+			for (k = 0; k < st->nparts; k++)
+				if (st->start[k] >= next &&
+				    st->hw[k] > st->start[k])
+					*bad = 1;
+			return hw;
+		}
+		if (next == UINT64_MAX)
+			return hw;
+	}
+	return hw;
+}
+
 /* put: the parts that waited for the file's creation go (first). */
 static void
 stripe_release(struct xrun *x, struct xstripe *st)
@@ -2502,8 +2630,8 @@ part_done(struct xrun *x, struct xfile *f)
 	struct xfile *w = st->whole;
 	struct xreq *q;
 	Attrib t;
-	u_int k, n, bad = 0;
-	u_int64_t hw = 0, end = 0, next;
+	int bad;
+	u_int64_t hw, end;
 
 	unlink_file(x, f);
 	if (is_get(f->job)) {
@@ -2521,7 +2649,9 @@ part_done(struct xrun *x, struct xfile *f)
 			w->wstatus = f->wstatus;
 		end = f->off;
 	}
-	st->hw[f->part] = f->rd.highwater;
+	/* a whole part's bytes end where it ended (its own EOF) */
+	st->hw[f->part] = st->complete[f->part] ? end :
+	    MAXIMUM(f->rd.highwater, f->pstart);
 	if (f->failed || f->close_failed || !st->complete[f->part])
 		w->failed = 1;
 	if (f->pend == UINT64_MAX) {	/* the last part */
@@ -2540,26 +2670,23 @@ part_done(struct xrun *x, struct xfile *f)
 		return;
 
 	/* the contiguous prefix of the file, over its parts by offset */
-	for (n = 0, next = w->pstart; n < st->nparts; n++) {
-		for (k = 0; k < st->nparts; k++)
-			if (st->start[k] == next)
-				break;
-		if (k == st->nparts)
-			fatal_f("\"%s\": no part at %llu", w->src,
-			    (unsigned long long)next);
-		hw = st->hw[k];
-		if (!st->complete[k]) {
-			bad = 1;
-			break;
-		}
-		next = n + 1 < st->nparts ? part_end(st, k) : 0;
+	hw = stripe_prefix(st, &bad);
+	if (bad && !w->failed) {
+		/* every part got its bytes, and still they have a hole */
+		if (is_get(w->job))
+			error("download \"%s\": the server sent data past "
+			    "the end of the file", w->src);
+		else
+			error("upload \"%s\": the file changed while it was "
+			    "read", w->src);
+		w->failed = 1;
 	}
 	if (is_get(w->job)) {
-		/* as if read in one piece: done, or truncated at hw */
+		/* as if read in one piece: done at hw, or truncated at it */
 		w->rd.inflight = 0;
 		w->rd.ngaps = 0;
-		w->rd.next = w->rd.eof = bad ? hw : w->rd.eof;
-		w->rd.highwater = w->rd.maxack = bad ? hw : w->rd.eof;
+		w->rd.next = w->rd.eof = hw;
+		w->rd.highwater = w->rd.maxack = hw;
 	} else {
 		w->rd.highwater = hw;
 		attrib_clear(&t);
@@ -2572,7 +2699,7 @@ part_done(struct xrun *x, struct xfile *f)
 			 * contiguous (no gaps left looking like data)
 			 */
 			t.flags = SSH2_FILEXFER_ATTR_SIZE;
-			t.size = bad ? hw : w->off;
+			t.size = hw;
 			q = req_new(x, XR_FIXSIZE, NULL, NULL);
 			q->path = xstrdup(w->dst);
 			req_path(x, SSH2_FXP_SETSTAT, q, w->dst, &t);
@@ -2759,6 +2886,7 @@ dir_alloc(struct xrun *x, struct xjob *j, struct xdir *parent,
 		d->have_a = 1;
 	}
 	d->depth = depth;
+	RB_INIT(&d->names);
 	d->top = parent == NULL;
 	d->pending = 1;		/* its own listing */
 	if (parent != NULL)
@@ -2769,6 +2897,14 @@ dir_alloc(struct xrun *x, struct xjob *j, struct xdir *parent,
 static void
 dir_free(struct xdir *d)
 {
+	struct xname *n, *nn;
+
+	for (n = RB_MIN(xnames, &d->names); n != NULL; n = nn) {
+		nn = RB_NEXT(xnames, &d->names, n);
+		RB_REMOVE(xnames, &d->names, n);
+		free(n->name);
+		free(n);
+	}
 	free(d->src);
 	free(d->dst);
 	free(d->handle);
@@ -3006,14 +3142,16 @@ get_dir_started(struct xrun *x, struct xdir *d)
 static void
 get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 {
+	struct xname *nm;
 	struct xfile *f;
 	char *src, *dst;
 
 	/*
 	 * Directory entries should never contain '/' (upstream's check in
 	 * its readdir): they could point a recursive download anywhere.
+	 * Nor be empty: the directory itself.
 	 */
-	if (strpbrk(name, "/") != NULL) {
+	if (*name == '\0' || strpbrk(name, "/") != NULL) {
 		error("Server sent suspect path \"%s\" during readdir of "
 		    "\"%s\"", name, d->src);
 		return;
@@ -3022,6 +3160,28 @@ get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 		if (!S_ISDIR(a->perm))
 			error("Server sent suspect path \"%s\" during readdir "
 			    "of \"%s\"", name, d->src);
+		return;
+	}
+	/*
+	 * A name listed again is skipped (said once): a directory changed
+	 * while it was read may do that.  A listing that keeps going round
+	 * (upstream would read it for ever) fails.
+	 */
+	nm = xcalloc(1, sizeof(*nm));
+	nm->name = xstrdup(name);
+	if (RB_INSERT(xnames, &d->names, nm) != NULL) {
+		free(nm->name);
+		free(nm);
+		if (d->dups++ == 0)
+			error("Server sent \"%s\" again during readdir of "
+			    "\"%s\"", name, d->src);
+		if (d->dups > X_DUPS_MAX) {
+			error("remote readdir \"%s\": the listing goes "
+			    "round", d->src);
+			d->failed = 1;
+			d->job->ret = -1;
+			d->rdeof = 1;
+		}
 		return;
 	}
 	src = sftp_path_append(d->src, name);
@@ -3278,18 +3438,190 @@ dir_pump(struct xrun *x)
 
 
 /* ------------------------------------------------------------------ */
-/* replies */
+/* a server that breaks the protocol */
+
+static void lane_lost(struct xrun *, struct xlane *, const char *);
+
+/* A download's local file, cut where its whole bytes end, said. */
+static void
+salvage_cut(int fd, const char *path, u_int64_t hw)
+{
+	struct stat sb;
+
+	if (fd == -1 || fstat(fd, &sb) == -1 || (u_int64_t)sb.st_size <= hw)
+		return;
+	if (ftruncate(fd, (off_t)hw) == -1)
+		error("local ftruncate \"%s\": %s", path, strerror(errno));
+	else
+		error("\"%s\" is incomplete: cut at %llu bytes", path,
+		    (unsigned long long)hw);
+}
+
+/*
+ * The first connection is unusable (closed, or the server broke the
+ * protocol) and the program ends, as upstream's does: before it goes,
+ * every download in progress is cut where its whole bytes end, so that
+ * no file is left looking complete with holes in it.
+ */
+static void
+salvage(struct xrun *x)
+{
+	struct xfiles *lists[] = { &x->active, &x->waitq };
+	struct xfile *f;
+	struct xstripe *st;
+	u_int i;
+	int bad;
+
+	for (i = 0; i < 2; i++)
+		TAILQ_FOREACH(f, lists[i], qnext)
+			if (f->st != NULL && is_get(f->job))
+				f->st->hw[f->part] = MAXIMUM(f->rd.highwater,
+				    f->pstart);
+	for (i = 0; i < 2; i++) {
+		TAILQ_FOREACH(f, lists[i], qnext) {
+			if (!is_get(f->job)) {
+				if (f->opened && (f->st == NULL ||
+				    f->part == 0))
+					error("upload \"%s\" to \"%s\" is "
+					    "incomplete", f->src, f->dst);
+				continue;
+			}
+			if ((st = f->st) == NULL) {
+				salvage_cut(f->fd, f->dst, f->rd.highwater);
+				continue;
+			}
+			if (st->whole->fd == -1)
+				continue;
+			salvage_cut(st->whole->fd, st->whole->dst,
+			    stripe_prefix(st, &bad));
+			close(st->whole->fd);
+			st->whole->fd = -1;
+		}
+	}
+}
+
+static void run_fatal(struct xrun *, const char *, ...)
+    __attribute__((noreturn)) __attribute__((format(printf, 2, 3)));
 
 static void
-parse_status(struct sshbuf *m, u_char type, u_int *status)
+run_fatal(struct xrun *x, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	salvage(x);
+	fatal("%s", msg);
+}
+
+static void lane_error(struct xrun *, struct xlane *, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Connection l is unusable (why: fmt): the first one ends the program
+ * (run_fatal()), another one (-n) is dropped (lane_lost()).  The caller
+ * returns at once: the files and requests of l may be gone.
+ */
+static void
+lane_error(struct xrun *x, struct xlane *l, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lane_lost(x, l, msg);
+}
+
+static const char *
+req_name(int kind)
+{
+	static const char *names[] = {
+		"OPEN", "READ", "WRITE", "CLOSE", "FSETSTAT", "STAT",
+		"REALPATH", "OPENDIR", "READDIR", "CLOSE", "MKDIR", "STAT",
+		"SETSTAT", "SETSTAT", "CLOSE", "WRITE"
+	};
+
+	return kind >= 0 && (size_t)kind < sizeof(names) / sizeof(*names) ?
+	    names[kind] : "request";
+}
+
+static void proto_error(struct xrun *, struct xreq *, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * The server's reply to q breaks the protocol (fmt says how): where
+ * upstream would end the program.  Said with the file or directory and
+ * the request; the caller returns at once (lane_error()).
+ */
+static void
+proto_error(struct xrun *x, struct xreq *q, const char *fmt, ...)
+{
+	char msg[512], at[64] = "";
+	const char *what = "", *path = q->path;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (q->f != NULL) {
+		what = is_get(q->f->job) ? "download" : "upload";
+		path = is_get(q->f->job) ? q->f->src : q->f->dst;
+	} else if (q->d != NULL) {
+		what = "directory";
+		path = is_get(q->d->job) ? q->d->src : q->d->dst;
+	}
+	if (q->kind == XR_READ || q->kind == XR_WRITE)
+		snprintf(at, sizeof(at), " of %u bytes at %llu", q->len,
+		    (unsigned long long)q->off);
+	lane_error(x, q->lane, "%s%s\"%s\": %s%s (request %u): %s", what,
+	    *what != '\0' ? " " : "", path != NULL ? path : "",
+	    req_name(q->kind), at, q->id, msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* replies */
+
+/*
+ * A STATUS reply to q: its code in *status.  -1: the reply is no STATUS,
+ * or does not parse (the server broke the protocol: said and handled by
+ * proto_error(); the caller returns at once).
+ */
+static int
+get_status(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m,
+    u_int *status)
 {
 	int r;
 
-	if (type != SSH2_FXP_STATUS)
-		fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+	if (type != SSH2_FXP_STATUS) {
+		proto_error(x, q, "Expected SSH2_FXP_STATUS(%u) packet, got %u",
 		    SSH2_FXP_STATUS, type);
-	if ((r = sshbuf_get_u32(m, status)) != 0)
-		fatal_fr(r, "parse status");
+		return -1;
+	}
+	if ((r = sshbuf_get_u32(m, status)) != 0) {
+		proto_error(x, q, "parse status: %s", ssh_err(r));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A STATUS reply to q where data was due (a handle, a name, attributes,
+ * file data): an OK is no answer (upstream says "No error" and fails):
+ * SSH2_FX_BAD_MESSAGE in *status, so that the message says so.
+ */
+static int
+get_data_status(struct xrun *x, struct xreq *q, u_char type,
+    struct sshbuf *m, u_int *status)
+{
+	if (get_status(x, q, type, m, status) != 0)
+		return -1;
+	if (*status == SSH2_FX_OK)
+		*status = SSH2_FX_BAD_MESSAGE;
+	return 0;
 }
 
 /* All of data at off, or the errno that stopped it. */
@@ -3326,7 +3658,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	switch (q->kind) {
 	case XR_STAT:		/* get: the target of a link, or a job's file */
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			if (f->link)
 				logit("remote stat \"%s\" failed", f->src);
 			else
@@ -3336,9 +3669,11 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			file_finish(x, f);
 			return;
 		}
-		if (type != SSH2_FXP_ATTRS)
-			fatal("Expected SSH2_FXP_ATTRS(%u) packet, got %u",
-			    SSH2_FXP_ATTRS, type);
+		if (type != SSH2_FXP_ATTRS) {
+			proto_error(x, q, "Expected SSH2_FXP_ATTRS(%u) packet, "
+			    "got %u", SSH2_FXP_ATTRS, type);
+			return;
+		}
 		if ((r = decode_attrib(m, &f->a)) != 0) {
 			error_fr(r, "decode_attrib");
 			f->failed = 1;
@@ -3364,7 +3699,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		return;
 	case XR_OPEN:
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			q->lane->nhandles--;
 			if (f->st == NULL || !f->st->whole->failed)
 				error("%s open \"%s\": %s",
@@ -3383,11 +3719,22 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			file_check(x, f);
 			return;
 		}
-		if (type != SSH2_FXP_HANDLE)
-			fatal("Expected SSH2_FXP_HANDLE(%u) packet, got %u",
-			    SSH2_FXP_HANDLE, type);
-		if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0)
-			fatal_fr(r, "parse handle");
+		if (type != SSH2_FXP_HANDLE) {
+			proto_error(x, q, "Expected SSH2_FXP_HANDLE(%u) packet, "
+			    "got %u", SSH2_FXP_HANDLE, type);
+			return;
+		}
+		if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0) {
+			proto_error(x, q, "parse handle: %s", ssh_err(r));
+			return;
+		}
+		if (hlen > HPN_SFTP_HANDLE_MAX) {
+			/* it could not be named in a request */
+			free(handle);
+			proto_error(x, q, "a handle of %zu bytes (at most %d)",
+			    hlen, HPN_SFTP_HANDLE_MAX);
+			return;
+		}
 		if (f->ref && f->step != F_DATA) {
 			/* its CLOSE named the OPEN: that closes it */
 			free(handle);
@@ -3426,7 +3773,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		q->lane->inflight -= q->cost;
 		lane_rtt(x, q);
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			if (status == SSH2_FX_EOF)
 				hpn_sftp_rd_eof(&f->rd, q->off);
 			else {
@@ -3439,21 +3787,28 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			file_check(x, f);
 			return;
 		}
-		if (type != SSH2_FXP_DATA)
-			fatal("Expected SSH2_FXP_DATA(%u) packet, got %u",
-			    SSH2_FXP_DATA, type);
-		if ((r = sshbuf_get_string_direct(m, &data, &len)) != 0)
-			fatal_fr(r, "parse data");
+		if (type != SSH2_FXP_DATA) {
+			proto_error(x, q, "Expected SSH2_FXP_DATA(%u) packet, "
+			    "got %u", SSH2_FXP_DATA, type);
+			return;
+		}
+		if ((r = sshbuf_get_string_direct(m, &data, &len)) != 0) {
+			proto_error(x, q, "parse data: %s", ssh_err(r));
+			return;
+		}
 		debug3("Received data %llu -> %llu of \"%s\"",
 		    (unsigned long long)q->off,
 		    (unsigned long long)q->off + len - 1, f->src);
-		if (len > q->len)
-			fatal("Received more data than asked for "
+		if (len > q->len) {
+			proto_error(x, q, "Received more data than asked for "
 			    "%zu > %u", len, q->len);
-		if (f->ref)
-			fatal("Received data of \"%s\" before its handle: "
-			    "the server broke the order of %s", f->src,
-			    HPN_REF_EXT);
+			return;
+		}
+		if (f->ref) {
+			proto_error(x, q, "data before the handle: the server "
+			    "broke the order of %s", HPN_REF_EXT);
+			return;
+		}
 		if (xfd(f) != -1 && f->werrno == 0 &&
 		    (r = pwrite_all(xfd(f), data, len, q->off)) != 0) {
 			f->werrno = r;
@@ -3463,6 +3818,12 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			hpn_sftp_rd_data(&f->rd, q->off, q->len, len);
 		else if (f->rd.inflight > 0)
 			f->rd.inflight--;
+		if (f->rd.empty >= HPN_SFTP_RD_EMPTY_MAX && !f->failed) {
+			/* upstream asks again for ever */
+			error("read remote \"%s\": %u replies in a row with "
+			    "no data", f->src, f->rd.empty);
+			f->failed = 1;
+		}
 		x->done_bytes += len;
 		f->moved += len;
 		q->lane->moved += len;
@@ -3478,7 +3839,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		q->lane->inflight -= q->cost;
 		lane_rtt(x, q);
 		f->nwrites--;
-		parse_status(m, type, &status);
+		if (get_status(x, q, type, m, &status) != 0)
+			return;
 		if (status != SSH2_FX_OK) {
 			if (f->wstatus == SSH2_FX_OK)
 				f->wstatus = status;	/* remember errors */
@@ -3491,7 +3853,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		file_check(x, f);
 		return;
 	case XR_FSETSTAT:
-		parse_status(m, type, &status);
+		if (get_status(x, q, type, m, &status) != 0)
+			return;
 		if (status != SSH2_FX_OK && !f->open_failed)
 			error("remote fsetstat \"%s\": %s", f->dst,
 			    fx2txt(status));
@@ -3501,7 +3864,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		file_check(x, f);
 		return;
 	case XR_CLOSE:
-		parse_status(m, type, &status);
+		if (get_status(x, q, type, m, &status) != 0)
+			return;
 		if (f->open_failed) {
 			/* it named an OPEN that failed: nothing was open */
 			file_check(x, f);
@@ -3518,7 +3882,7 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		file_check(x, f);
 		return;
 	}
-	fatal_f("request kind %d", q->kind);
+	fatal_f("internal error: request kind %d", q->kind);
 }
 
 static void
@@ -3535,22 +3899,36 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	switch (q->kind) {
 	case XR_REALPATH:
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			error("realpath %s: %s", get ? d->src : d->dst,
 			    fx2txt(status));
 		} else {
-			if (type != SSH2_FXP_NAME)
-				fatal("Expected SSH2_FXP_NAME(%u) packet, "
-				    "got %u", SSH2_FXP_NAME, type);
-			if ((r = sshbuf_get_u32(m, &count)) != 0)
-				fatal_fr(r, "parse count");
-			if (count != 1)
-				fatal("Got multiple names (%d) from "
-				    "SSH2_FXP_REALPATH", count);
+			if (type != SSH2_FXP_NAME) {
+				proto_error(x, q, "Expected SSH2_FXP_NAME(%u) "
+				    "packet, got %u", SSH2_FXP_NAME, type);
+				return;
+			}
+			if ((r = sshbuf_get_u32(m, &count)) != 0) {
+				proto_error(x, q, "parse count: %s",
+				    ssh_err(r));
+				return;
+			}
+			if (count != 1) {
+				proto_error(x, q, "Got multiple names (%u) "
+				    "from SSH2_FXP_REALPATH", count);
+				return;
+			}
+			real = longname = NULL;
 			if ((r = sshbuf_get_cstring(m, &real, NULL)) != 0 ||
 			    (r = sshbuf_get_cstring(m, &longname, NULL)) != 0 ||
-			    (r = decode_attrib(m, &a)) != 0)
-				fatal_fr(r, "parse filename/attrib");
+			    (r = decode_attrib(m, &a)) != 0) {
+				free(real);
+				free(longname);
+				proto_error(x, q, "parse filename/attrib: %s",
+				    ssh_err(r));
+				return;
+			}
 			debug3("SSH2_FXP_REALPATH %s -> %s",
 			    get ? d->src : d->dst, real);
 			free(longname);
@@ -3566,12 +3944,15 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		break;
 	case XR_DSTAT:
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			d->stat_status = status;
 		} else {
-			if (type != SSH2_FXP_ATTRS)
-				fatal("Expected SSH2_FXP_ATTRS(%u) packet, "
-				    "got %u", SSH2_FXP_ATTRS, type);
+			if (type != SSH2_FXP_ATTRS) {
+				proto_error(x, q, "Expected SSH2_FXP_ATTRS(%u) "
+				    "packet, got %u", SSH2_FXP_ATTRS, type);
+				return;
+			}
 			if ((r = decode_attrib(m, &a)) != 0) {
 				error_fr(r, "decode_attrib");
 				d->stat_status = SSH2_FX_FAILURE;
@@ -3584,21 +3965,34 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		}
 		break;
 	case XR_MKDIR:
-		parse_status(m, type, &status);
+		if (get_status(x, q, type, m, &status) != 0)
+			return;
 		d->mkdir_ok = status == SSH2_FX_OK;
 		break;
 	case XR_OPENDIR:
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			L0(x)->nhandles--;
 			x->ndirh--;
 			d->open_status = status;
 		} else {
-			if (type != SSH2_FXP_HANDLE)
-				fatal("Expected SSH2_FXP_HANDLE(%u) packet, "
-				    "got %u", SSH2_FXP_HANDLE, type);
-			if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0)
-				fatal_fr(r, "parse handle");
+			if (type != SSH2_FXP_HANDLE) {
+				proto_error(x, q, "Expected SSH2_FXP_HANDLE(%u) "
+				    "packet, got %u", SSH2_FXP_HANDLE, type);
+				return;
+			}
+			if ((r = sshbuf_get_string(m, &handle, &hlen)) != 0) {
+				proto_error(x, q, "parse handle: %s",
+				    ssh_err(r));
+				return;
+			}
+			if (hlen > HPN_SFTP_HANDLE_MAX) {
+				free(handle);
+				proto_error(x, q, "a handle of %zu bytes (at "
+				    "most %d)", hlen, HPN_SFTP_HANDLE_MAX);
+				return;
+			}
 			d->handle = handle;
 			d->hlen = hlen;
 			d->open_ok = 1;
@@ -3607,7 +4001,8 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 	case XR_READDIR:
 		d->rdout--;
 		if (type == SSH2_FXP_STATUS) {
-			parse_status(m, type, &status);
+			if (get_data_status(x, q, type, m, &status) != 0)
+				return;
 			if (status != SSH2_FX_EOF && !d->rdeof) {
 				error("Couldn't read directory \"%s\": %s",
 				    d->src, fx2txt(status));
@@ -3616,21 +4011,34 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			}
 			d->rdeof = 1;
 		} else {
-			if (type != SSH2_FXP_NAME)
-				fatal("Expected SSH2_FXP_NAME(%u) packet, "
-				    "got %u", SSH2_FXP_NAME, type);
-			if ((r = sshbuf_get_u32(m, &count)) != 0)
-				fatal_fr(r, "parse count");
-			if (count > SSHBUF_SIZE_MAX)
-				fatal_f("nonsensical number of entries");
+			if (type != SSH2_FXP_NAME) {
+				proto_error(x, q, "Expected SSH2_FXP_NAME(%u) "
+				    "packet, got %u", SSH2_FXP_NAME, type);
+				return;
+			}
+			if ((r = sshbuf_get_u32(m, &count)) != 0) {
+				proto_error(x, q, "parse count: %s",
+				    ssh_err(r));
+				return;
+			}
+			if (count > SSHBUF_SIZE_MAX) {
+				proto_error(x, q, "nonsensical number of "
+				    "entries");
+				return;
+			}
 			if (count == 0)
 				d->rdeof = 1;
 			for (i = 0; i < count; i++) {
+				name = longname = NULL;
 				if ((r = sshbuf_get_cstring(m, &name,
 				    NULL)) != 0 ||
 				    (r = sshbuf_get_cstring(m, &longname,
-				    NULL)) != 0)
-					fatal_fr(r, "parse filenames");
+				    NULL)) != 0) {
+					free(name);
+					proto_error(x, q, "parse filenames: "
+					    "%s", ssh_err(r));
+					return;
+				}
 				if ((r = decode_attrib(m, &a)) != 0) {
 					error_fr(r, "couldn't decode attrib");
 					free(name);
@@ -3652,7 +4060,8 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			dir_end(x, d);
 		return;
 	case XR_DCLOSE:
-		parse_status(m, type, &status);
+		if (get_status(x, q, type, m, &status) != 0)
+			return;
 		L0(x)->nhandles--;
 		x->ndirh--;
 		if (status != SSH2_FX_OK)
@@ -3661,7 +4070,7 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		dir_listed(x, d);
 		return;
 	default:
-		fatal_f("request kind %d", q->kind);
+		fatal_f("internal error: request kind %d", q->kind);
 	}
 	/* the start of d: realpath, stat, mkdir, opendir */
 	if (--d->waits > 0)
@@ -3681,12 +4090,19 @@ reply(struct xrun *x, struct xlane *l, struct sshbuf *m)
 	int r;
 
 	if ((r = sshbuf_get_u8(m, &type)) != 0 ||
-	    (r = sshbuf_get_u32(m, &id)) != 0)
-		fatal_fr(r, "parse");
+	    (r = sshbuf_get_u32(m, &id)) != 0) {
+		lane_error(x, l, "a reply too short to parse: %s",
+		    ssh_err(r));
+		return;
+	}
 	debug3("Received reply T:%u I:%u", type, id);
 	key.id = id;
-	if ((q = RB_FIND(xreqs, &l->reqs, &key)) == NULL)
-		fatal("Unexpected reply %u", id);
+	if ((q = RB_FIND(xreqs, &l->reqs, &key)) == NULL) {
+		/* upstream: "ID mismatch"; none of ours is out with it */
+		lane_error(x, l, "a reply (type %u) to request %u, which "
+		    "is not waiting for one", type, id);
+		return;
+	}
 	RB_REMOVE(xreqs, &l->reqs, q);
 	l->nout--;
 	x->nout--;
@@ -3699,13 +4115,13 @@ reply(struct xrun *x, struct xlane *l, struct sshbuf *m)
 	else if (q->kind == XR_SPEC) {
 		/* a WRITE with INIT the server could not take: sent again */
 	} else if (q->kind == XR_PFCLOSE) {
-		parse_status(m, type, &status);
-		debug2_f("unused handle of \"%s\" closed: %s", q->path,
-		    fx2txt(status));
+		if (get_status(x, q, type, m, &status) == 0)
+			debug2_f("unused handle of \"%s\" closed: %s",
+			    q->path, fx2txt(status));
 	} else {
 		/* SETSTAT of a finished directory or file: only errors */
-		parse_status(m, type, &status);
-		if (status != SSH2_FX_OK)
+		if (get_status(x, q, type, m, &status) == 0 &&
+		    status != SSH2_FX_OK)
 			error("remote setstat \"%s\": %s", q->path,
 			    fx2txt(status));
 	}
@@ -3788,9 +4204,17 @@ steal(struct xrun *x)
 	keep = rv > 0 && rt > 0 ? (u_int64_t)(bleft * (rv / (rv + rt))) :
 	    bleft / 2;
 	keep = MINIMUM(keep, bleft - HPN_STRIPE_SPLIT);
+	/*
+	 * At least a byte: a connection of rate ~0 would keep nothing, and
+	 * a part from the start of one not yet asked for would start where
+	 * that one does.
+	 */
+	keep = MAXIMUM(keep, 1);
 	start = is_get(f->job) ? f->rd.next : f->off;
+	if (start + keep < start || start + keep > UINT64_MAX - 65535)
+		return NULL;
 	mid = (start + keep + 65535) & ~(u_int64_t)65535;
-	if (mid > start + bleft - HPN_STRIPE_SPLIT)
+	if (mid <= start || mid > start + bleft - HPN_STRIPE_SPLIT)
 		return NULL;
 	g = part_new(x, st->whole, st->nparts, mid, end);
 	st->start = xrecallocarray(st->start, st->nparts,
@@ -3806,7 +4230,7 @@ steal(struct xrun *x)
 	f->pend = mid;
 	if (is_get(f->job)) {
 		/* as if it had been made so: reads stop at mid */
-		f->rd.size = f->rd.eof = mid;
+		hpn_sftp_rd_limit(&f->rd, mid);
 		f->counted = mid;
 	} else
 		f->size = mid;
@@ -4021,7 +4445,7 @@ lane_lost(struct xrun *x, struct xlane *l, const char *why)
 	struct xfile *f, *nf;
 
 	if (l->idx == 0)
-		fatal("%s", why);
+		run_fatal(x, "%s", why);
 	error("-n: connection %u of %u lost (%s): its transfers go on over "
 	    "the others", l->idx + 1, x->nplan, why);
 	l->dead = 1;
@@ -4065,10 +4489,8 @@ lane_io(struct xrun *x, struct xlane *l, struct pollfd *pfd)
 			    sshbuf_len(l->obuf), MSG_NOSIGNAL);
 		if (n == -1 && errno != EAGAIN && errno != EINTR &&
 		    errno != EWOULDBLOCK) {
-			if (l->idx == 0)
-				fatal("Couldn't send packet: %s",
-				    strerror(errno));
-			lane_lost(x, l, strerror(errno));
+			lane_error(x, l, "Couldn't send packet: %s",
+			    strerror(errno));
 			return;
 		}
 		if (n > 0 && (r = sshbuf_consume(l->obuf, n)) != 0)
@@ -4086,18 +4508,14 @@ lane_io(struct xrun *x, struct xlane *l, struct pollfd *pfd)
 			lane_lost(x, l, "Connection closed");
 			return;
 		}
-		if (l->idx == 0)
-			fatal("Couldn't read packet: %s", ssh_err(r));
-		lane_lost(x, l, ssh_err(r));
+		lane_error(x, l, "Couldn't read packet: %s", ssh_err(r));
 		return;
 	}
 	while (!l->dead && sshbuf_len(l->ibuf) >= 4) {
 		p = sshbuf_ptr(l->ibuf);
 		len = PEEK_U32(p);
-		if (len > SFTP_MAX_MSG_LENGTH && l->idx == 0)
-			fatal("Received message too long %u", len);
 		if (len > SFTP_MAX_MSG_LENGTH) {
-			lane_lost(x, l, "a message too long");
+			lane_error(x, l, "Received message too long %u", len);
 			return;
 		}
 		if (sshbuf_len(l->ibuf) < 4 + (size_t)len)
@@ -4106,6 +4524,8 @@ lane_io(struct xrun *x, struct xlane *l, struct pollfd *pfd)
 			fatal_f("sshbuf_from failed");
 		reply(x, l, m);
 		sshbuf_free(m);
+		if (l->dead)
+			return;		/* its buffers went with it */
 		if ((r = sshbuf_consume(l->ibuf, 4 + len)) != 0)
 			fatal_fr(r, "consume");
 	}
@@ -4360,9 +4780,12 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	struct xrun x;
 	struct xjob *j;
 	struct hpn_sftp **more;
+	sshsig_t opipe;
 	u_int i, n;
 	int ret = 0;
 
+	/* a connection closed under the run: EPIPE, said (lane_io()) */
+	opipe = ssh_signal(SIGPIPE, SIG_IGN);
 	memset(&x, 0, sizeof(x));
 	x.h = h;
 	n = hpn_sftp_lanes(h, &more);
@@ -4394,7 +4817,8 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 			if (x.jobs_left == 0)
 				break;
 			if (TAILQ_EMPTY(&x.waitq) && TAILQ_EMPTY(&x.dirq))
-				fatal_f("internal error: transfers stalled");
+				run_fatal(&x, "internal error: transfers "
+				    "stalled");
 		}
 		loop_io(&x);
 	}
@@ -4413,5 +4837,6 @@ run_jobs(struct hpn_sftp *h, struct xjobs *q)
 	}
 	if (interrupted)
 		ret = -1;
+	ssh_signal(SIGPIPE, opipe);
 	return ret;
 }

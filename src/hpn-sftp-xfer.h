@@ -15,6 +15,9 @@ struct sshbuf;
 /* A transfer hook's answer when upstream's own code is to do the work. */
 #define HPN_SFTP_UPSTREAM	(-2)
 
+/* A server's handle: at most this long (draft-ietf-secsh-filexfer-02 3). */
+#define HPN_SFTP_HANDLE_MAX	256
+
 /* sftp_init: the requests that need no reply to INIT ride with it. */
 struct hpn_sftp *hpn_sftp_attach(int, int, u_int *);
 void	hpn_sftp_early_send(struct hpn_sftp *, int);
