@@ -271,6 +271,9 @@ for mode in $modes; do
 	for t in REALPATH STAT LSTAT OPEN READ WRITE CLOSE SETSTAT OPENDIR \
 	    READDIR MKDIR; do
 		for a in $acts; do
+			# every READ answered with a byte of data more: an
+			# endless file, as any client reads it (not a hang)
+			[ "$t:$a" = READ:type:DATA ] && continue
 			case_ $mode "$t:*:$a" x - short
 		done
 	done
