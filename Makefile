@@ -113,7 +113,7 @@ SITE_TREE := $(SITE_DIR)/$(TREE)
 STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
-SRCS := $(wildcard src/*.c src/*.h)
+SRCS := $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h src/*/*.mk)
 
 .PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp bench-lanes bench-hash \
 	install dev-tree patch-check \

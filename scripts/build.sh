@@ -31,9 +31,10 @@ configure)
 sync-src)
 	# Our files into the tree; only those that changed, so make's
 	# timestamps stay meaningful.
-	for f in "$top"/src/*.[ch]; do
+	for f in "$top"/src/*.[ch] "$top"/src/*/*.[ch] "$top"/src/*/*.mk; do
 		[ -e "$f" ] || continue
-		d="$tree/$(basename "$f")"
+		d="$tree/${f#"$top"/src/}"
+		mkdir -p "$(dirname "$d")"
 		cmp -s "$f" "$d" && continue
 		cp "$f" "$d"
 		# OpenSSH's objects depend on config.h, not on the headers
@@ -50,7 +51,7 @@ make)
 		fail "build failed (full output: $log)."
 	fi
 	# Our own sources compile without warnings.
-	ours=$(cd "$top/src" && ls *.c 2>/dev/null | sed 's/\./\\./g' | paste -sd'|' -)
+	ours=$(cd "$top/src" && ls *.c */*.c 2>/dev/null | sed 's/\./\\./g' | paste -sd'|' -)
 	if [ -n "$ours" ] && grep -E "^($ours):[0-9]+:[0-9]+: warning" "$log" >&2; then
 		fail "our sources (src/) must compile without warnings"
 	fi

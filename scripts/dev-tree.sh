@@ -13,8 +13,10 @@ dl=$1 dest=$2
 command -v quilt >/dev/null || { echo "dev-tree: quilt is not installed (apt-get install quilt)" >&2; exit 1; }
 "$top/scripts/prepare-tree.sh" stock "$dl" "$dest"
 tree="$dest/openssh-${OPENSSH_VERSION}"
-for f in "$top"/src/*.[ch]; do
-	[ -e "$f" ] && ln -sf "$f" "$tree/$(basename "$f")"
+for f in "$top"/src/*.[ch] "$top"/src/*/*.[ch] "$top"/src/*/*.mk; do
+	[ -e "$f" ] || continue
+	mkdir -p "$tree/$(dirname "${f#"$top"/src/}")"
+	ln -sf "$f" "$tree/${f#"$top"/src/}"
 done
 ln -sfn "$top/patches" "$tree/patches"
 ln -sf "$top/.quiltrc" "$tree/.quiltrc"

@@ -80,7 +80,14 @@ if [ "$OPENSSH_VERSION" != "$PIN_VERSION" ]; then
 fi
 
 if [ "$flavour" = hpn ]; then
-	for f in "$top"/src/*.[ch]; do [ -e "$f" ] && cp -p "$f" "$src"/; done
+	# src/ and its folders (src/xfer/: the SFTP engine's layers), the
+	# same paths in the tree
+	for f in "$top"/src/*.[ch] "$top"/src/*/*.[ch] "$top"/src/*/*.mk; do
+		[ -e "$f" ] || continue
+		rel=${f#"$top"/src/}
+		mkdir -p "$src/$(dirname "$rel")"
+		cp -p "$f" "$src/$rel"
+	done
 	for p in $(sed -e 's/#.*//' "$top/patches/series" | awk 'NF {print $1}'); do
 		[ -f "$top/patches/$p" ] || die "patches/series lists $p, which is missing"
 		fixed=$(sed -n '/^---/q; s/^Upstream-Fixed-In: *\([^ ]*\).*/\1/p' "$top/patches/$p")
