@@ -1,12 +1,12 @@
 /*
  * HPN patch set: hpnscp -n N and hpnsftp -n N, one transfer over N
- * connections.
+ * connections (src/xfer/).
  *
  * One TCP stream falls short on long paths with loss: each loss halves
- * that one stream's window.  With -n N the transfer engine
- * (hpn-sftp-xfer.c) also uses N-1 more SFTP sessions, each over its own
- * ssh process and so its own TCP connection ("lanes"): files are spread
- * over them, and large files are cut into parts moved on several at once.
+ * that one stream's window.  With -n N the transfer engine also uses N-1
+ * more SFTP sessions, each over its own ssh process and so its own TCP
+ * connection ("lanes"): files are spread over them, and large files are
+ * cut into parts moved on several at once (budget.c, stripe.c).
  *
  * The extra connections run the same ssh command line as the first, with
  * BatchMode (they never prompt: a password or a passphrase is asked once,
@@ -18,11 +18,13 @@
  * that does not answer (authentication needs a person, the server refuses
  * more sessions) is dropped, with one notice for all of them once none is
  * left to wait for.  They take the first connection's limits (the same
- * server).  At exit their
- * sockets are closed: the ssh of a session in use then ends by itself (not
- * waited for, like the first connection's); the others are reaped by PID
- * (bounded: then SIGTERM).
- */
+ * server).  At exit their sockets are closed: the ssh of a session in use
+ * then ends by itself (not waited for, like the first connection's); the
+ * others are reaped by PID (bounded: then SIGTERM).
+ *
+ * Owns: the extra connections, one struct lane each (its ssh, its socket,
+ * its greeting), from -n's option to their end.
+ * Calls: conn.c, proto.c (the VERSION's first bytes). */
 
 #include "includes.h"
 
@@ -51,12 +53,29 @@
 
 #include "sftp.h"
 
+#include "openbsd-compat/sys-queue.h"
+#include "openbsd-compat/sys-tree.h"
+
+#include "sftp-common.h"
+
 #include "hpn.h"
-#include "hpn-sftp-xfer.h"
+#include "xfer.h"
 
 #define LANE_GREET_WAIT	60	/* s: for every lane's VERSION */
 
 enum { G_NONE, G_WAIT, G_UP, G_FAILED };	/* greeting */
+
+/* An extra connection: its ssh, its socket, and how far its VERSION came. */
+struct lane {
+	struct hpn_sftp *h;	/* once greeted */
+	int fd;			/* our end of its socket, -1: none */
+	pid_t pid;		/* its ssh */
+	int up;			/* greeted: its session was in use */
+	u_int msg_id;		/* its request ids */
+	int g;			/* G_* */
+	u_char head[9];		/* its VERSION's first bytes ... */
+	size_t have, need;	/* ... as they come, and the rest to skip */
+};
 
 static struct {
 	u_int want;		/* -n */
@@ -64,16 +83,9 @@ static struct {
 	int started, tried;
 	int chatty;		/* -v: their stderr stays ours */
 	struct hpn_sftp *owner;	/* the first connection they go with */
-	u_int n;		/* extra lanes up */
+	struct lane l[HPN_LANES_MAX];	/* the extra ones: want - 1 */
+	u_int n;		/* lanes up, in the order they joined: */
 	struct hpn_sftp *h[HPN_LANES_MAX];
-	int fd[HPN_LANES_MAX];
-	pid_t pid[HPN_LANES_MAX];
-	int up[HPN_LANES_MAX];	/* greeted: its session was in use */
-	u_int msg_id[HPN_LANES_MAX];
-	/* each one's VERSION, as it comes */
-	int g[HPN_LANES_MAX];	/* G_* */
-	u_char head[HPN_LANES_MAX][9];
-	size_t have[HPN_LANES_MAX], need[HPN_LANES_MAX];
 	double deadline;
 	u_int failed;
 	int told;
@@ -177,24 +189,27 @@ hpn_sftp_lanes_ssh(char * const *base, const char *program,
 static void
 lanes_reap(void)
 {
+	struct lane *ln;
 	u_int i, tries;
 	int left;
 
 	for (i = 0; i < HPN_LANES_MAX; i++) {
-		if (lanes.fd[i] != -1 && lanes.pid[i] > 0) {
-			close(lanes.fd[i]);
-			lanes.fd[i] = -1;
+		ln = &lanes.l[i];
+		if (ln->fd != -1 && ln->pid > 0) {
+			close(ln->fd);
+			ln->fd = -1;
 		}
-		if (lanes.up[i] && lanes.pid[i] > 0 &&
-		    waitpid(lanes.pid[i], NULL, WNOHANG) == 0)
-			lanes.pid[i] = 0;	/* ends on its own */
+		if (ln->up && ln->pid > 0 &&
+		    waitpid(ln->pid, NULL, WNOHANG) == 0)
+			ln->pid = 0;	/* ends on its own */
 	}
 	for (tries = 0; tries < 100; tries++) {
 		for (i = 0, left = 0; i < HPN_LANES_MAX; i++) {
-			if (lanes.pid[i] <= 0)
+			ln = &lanes.l[i];
+			if (ln->pid <= 0)
 				continue;
-			if (waitpid(lanes.pid[i], NULL, WNOHANG) != 0)
-				lanes.pid[i] = 0;
+			if (waitpid(ln->pid, NULL, WNOHANG) != 0)
+				ln->pid = 0;
 			else
 				left++;
 		}
@@ -202,8 +217,8 @@ lanes_reap(void)
 			return;
 		if (tries == 50)
 			for (i = 0; i < HPN_LANES_MAX; i++)
-				if (lanes.pid[i] > 0)
-					kill(lanes.pid[i], SIGTERM);
+				if (lanes.l[i].pid > 0)
+					kill(lanes.l[i].pid, SIGTERM);
 		usleep(100 * 1000);
 	}
 }
@@ -255,51 +270,48 @@ spawn(int *fdp)
 }
 
 /*
- * Lane i's VERSION, read as far as it has come without waiting: its
- * greeting ends G_UP (the whole VERSION read: the descriptor blocking
- * again) or G_FAILED (closed, or not SFTP).
+ * Lane ln's VERSION (connection n), read as far as it has come without
+ * waiting: its greeting ends G_UP (the whole VERSION read: the descriptor
+ * blocking again) or G_FAILED (closed, or not SFTP: proto.c says).
  */
 static void
-greet_step(u_int i)
+greet_step(struct lane *ln, u_int n)
 {
 	u_char tmp[4096];
-	u_int len;
+	u_int len, version;
 	ssize_t r;
 
-	while (lanes.g[i] == G_WAIT) {
-		if (lanes.have[i] < sizeof(lanes.head[i]))
-			r = read(lanes.fd[i], lanes.head[i] + lanes.have[i],
-			    sizeof(lanes.head[i]) - lanes.have[i]);
-		else if (lanes.need[i] > 0)
-			r = read(lanes.fd[i], tmp,
-			    MINIMUM(lanes.need[i], sizeof(tmp)));
+	while (ln->g == G_WAIT) {
+		if (ln->have < sizeof(ln->head))
+			r = read(ln->fd, ln->head + ln->have,
+			    sizeof(ln->head) - ln->have);
+		else if (ln->need > 0)
+			r = read(ln->fd, tmp, MINIMUM(ln->need, sizeof(tmp)));
 		else {
-			(void)unset_nonblock(lanes.fd[i]);
-			lanes.g[i] = G_UP;
+			(void)unset_nonblock(ln->fd);
+			ln->g = G_UP;
 			return;
 		}
 		if (r == -1 && (errno == EAGAIN || errno == EINTR ||
 		    errno == EWOULDBLOCK))
 			return;
 		if (r <= 0) {
-			lanes.g[i] = G_FAILED;	/* no VERSION */
+			ln->g = G_FAILED;	/* no VERSION */
 			return;
 		}
-		if (lanes.have[i] < sizeof(lanes.head[i])) {
-			lanes.have[i] += r;
-			if (lanes.have[i] < sizeof(lanes.head[i]))
+		if (ln->have < sizeof(ln->head)) {
+			ln->have += r;
+			if (ln->have < sizeof(ln->head))
 				continue;
-			len = PEEK_U32(lanes.head[i]);
-			if (lanes.head[i][4] != SSH2_FXP_VERSION || len < 5 ||
-			    len > 256 * 1024) {
+			if (sftp_version_head(ln->head, &len, &version) != 0) {
 				error("-n: connection %u: not an SFTP "
-				    "VERSION", i + 2);
-				lanes.g[i] = G_FAILED;
+				    "VERSION", n);
+				ln->g = G_FAILED;
 				return;
 			}
-			lanes.need[i] = len - 5;	/* its extensions */
+			ln->need = len;		/* its extensions */
 		} else
-			lanes.need[i] -= r;
+			ln->need -= r;
 	}
 }
 
@@ -323,6 +335,7 @@ lanes_start(void)
 {
 	static const u_char init[] = { 0, 0, 0, 5, SSH2_FXP_INIT,
 	    0, 0, 0, SSH2_FILEXFER_VERSION };
+	struct lane *ln;
 	u_int i;
 
 	if (lanes.started || lanes.want <= 1 || lanes.argv == NULL)
@@ -330,27 +343,28 @@ lanes_start(void)
 	lanes.started = 1;
 	lanes.chatty = log_level_get() >= SYSLOG_LEVEL_DEBUG1;
 	for (i = 0; i < HPN_LANES_MAX; i++) {
-		lanes.fd[i] = -1;
-		lanes.pid[i] = 0;
+		lanes.l[i].fd = -1;
+		lanes.l[i].pid = 0;
 	}
 	atexit(lanes_reap);
 	for (i = 0; i < lanes.want - 1; i++) {
-		if ((lanes.pid[i] = spawn(&lanes.fd[i])) <= 0) {
-			lanes.pid[i] = 0;
-			lanes.g[i] = G_FAILED;
+		ln = &lanes.l[i];
+		if ((ln->pid = spawn(&ln->fd)) <= 0) {
+			ln->pid = 0;
+			ln->g = G_FAILED;
 			lanes.failed++;
 			continue;
 		}
-		if (atomicio(vwrite, lanes.fd[i], (void *)init,
+		if (atomicio(vwrite, ln->fd, (void *)init,
 		    sizeof(init)) != sizeof(init) ||
-		    set_nonblock(lanes.fd[i]) == -1) {
-			close(lanes.fd[i]);
-			lanes.fd[i] = -1;
-			lanes.g[i] = G_FAILED;
+		    set_nonblock(ln->fd) == -1) {
+			close(ln->fd);
+			ln->fd = -1;
+			ln->g = G_FAILED;
 			lanes.failed++;
 			continue;
 		}
-		lanes.g[i] = G_WAIT;
+		ln->g = G_WAIT;
 	}
 	lanes.deadline = monotime_double() + LANE_GREET_WAIT;
 }
@@ -365,6 +379,7 @@ u_int
 hpn_sftp_lanes_poll(struct hpn_sftp *main, struct hpn_sftp **fresh,
     u_int max)
 {
+	struct lane *ln;
 	u_int i, k = 0, waiting = 0;
 	int late;
 
@@ -372,28 +387,27 @@ hpn_sftp_lanes_poll(struct hpn_sftp *main, struct hpn_sftp **fresh,
 		return 0;
 	late = monotime_double() >= lanes.deadline;
 	for (i = 0; i < lanes.want - 1 && k < max; i++) {
-		if (lanes.g[i] != G_WAIT)
+		ln = &lanes.l[i];
+		if (ln->g != G_WAIT)
 			continue;
-		greet_step(i);
-		if (lanes.g[i] == G_WAIT && late)
-			lanes.g[i] = G_FAILED;
-		if (lanes.g[i] == G_FAILED) {
-			close(lanes.fd[i]);
-			lanes.fd[i] = -1;
+		greet_step(ln, i + 2);
+		if (ln->g == G_WAIT && late)
+			ln->g = G_FAILED;
+		if (ln->g == G_FAILED) {
+			close(ln->fd);
+			ln->fd = -1;
 			lanes.failed++;
 			continue;
 		}
-		if (lanes.g[i] == G_WAIT) {
+		if (ln->g == G_WAIT) {
 			waiting++;
 			continue;
 		}
-		lanes.msg_id[i] = 1;
-		lanes.up[i] = 1;
-		lanes.h[lanes.n] = hpn_sftp_attach(lanes.fd[i], lanes.fd[i],
-		    &lanes.msg_id[i]);
-		hpn_sftp_settle_as(lanes.h[lanes.n], main,
-		    PEEK_U32(lanes.head[i] + 5));
-		fresh[k++] = lanes.h[lanes.n++];
+		ln->msg_id = 1;
+		ln->up = 1;
+		ln->h = hpn_sftp_attach(ln->fd, ln->fd, &ln->msg_id);
+		hpn_sftp_settle_as(ln->h, main, PEEK_U32(ln->head + 5));
+		fresh[k++] = lanes.h[lanes.n++] = ln->h;
 		debug_f("connection %u joins", i + 2);
 	}
 	if (waiting == 0 && lanes.failed > 0 && !lanes.told) {
@@ -418,10 +432,10 @@ hpn_sftp_lanes_waiting(struct hpn_sftp *main, int *fds)
 	if (!lanes.started || main != lanes.owner)
 		return 0;
 	for (i = 0; i < lanes.want - 1; i++) {
-		if (lanes.g[i] != G_WAIT)
+		if (lanes.l[i].g != G_WAIT)
 			continue;
 		if (fds != NULL)
-			fds[k] = lanes.fd[i];
+			fds[k] = lanes.l[i].fd;
 		k++;
 	}
 	return k;
@@ -466,7 +480,10 @@ hpn_sftp_lanes_lost(struct hpn_sftp *h)
 	memmove(lanes.h + i, lanes.h + i + 1,
 	    (lanes.n - i - 1) * sizeof(*lanes.h));
 	lanes.n--;
-	hpn_sftp_detach(h);
+	for (i = 0; i < HPN_LANES_MAX; i++)
+		if (lanes.l[i].h == h)
+			lanes.l[i].h = NULL;
+	conn_free(h);		/* a lane has nothing else (early.c's) */
 }
 
 /* The first connection's state goes: its lanes serve no other. */
