@@ -72,6 +72,8 @@ static struct {
 	int	offered;
 	/* both: none may be negotiated now (after authentication) */
 	int	allowed;
+	/* server: the user is authenticated */
+	int	authed;
 	/* both: none is active in this direction */
 	int	active[MODE_MAX];
 	int	mac_off[MODE_MAX];
@@ -322,6 +324,7 @@ hpn_none_server_pty(struct ssh *ssh)
 void
 hpn_none_server_allow(struct ssh *ssh, const char *user)
 {
+	none.authed = 1;
 	if (!none.srv_enabled || !hpn_peer_is_hpn(ssh))
 		return;
 	free(none.user);
@@ -334,13 +337,19 @@ hpn_none_server_allow(struct ssh *ssh, const char *user)
 
 /*
  * A key exchange failed to agree on a cipher: say so plainly when the peer
- * wanted none before we allow it.
+ * wanted none where we do not allow it (HPN-SSH's client proposes none
+ * alone after authentication, whatever the server allows).
  */
 void
 hpn_none_kex_failed(const char *peer_ciphers)
 {
-	if (peer_ciphers != NULL && !none.allowed &&
-	    hpn_list_has(peer_ciphers, "none"))
+	if (peer_ciphers == NULL || none.allowed ||
+	    !hpn_list_has(peer_ciphers, "none"))
+		return;
+	if (none.authed)
+		error("peer asked for the none cipher, which is not allowed "
+		    "here (NoneEnabled): no cipher in common");
+	else
 		error("peer proposed the none cipher before authentication: "
 		    "refused");
 }

@@ -14,10 +14,11 @@
           kex N: client ciphers LIST; cipher IN OUT; mac IN OUT
           exec: COMMAND
           global request: NAME
-  hpn-none-paramiko.py client PORT KEY USER BANNER pty|nopty
+  hpn-none-paramiko.py client PORT KEY USER BANNER pty|nopty|only
       Connect to an sshd on 127.0.0.1:PORT claiming software version
       BANNER, authenticate with KEY, open a session (with a pty or not),
-      then rekey proposing "none" first and aes128-ctr after it.  Prints
+      then rekey proposing "none" first and aes128-ctr after it ("only":
+      no pty, and "none" alone, as HPN-SSH's client does).  Prints
           kex: cipher IN OUT
       and "pty: granted" or "pty: refused".
 
@@ -196,14 +197,18 @@ def client(port, keyfile, user, banner, pty):
             print("pty: granted", flush=True)
         except paramiko.SSHException:
             print("pty: refused", flush=True)
-    t._preferred_ciphers = ("none", "aes128-ctr")
-    t._preferred_macs = ("none", "hmac-sha2-256")
+    if pty == "only":
+        t._preferred_ciphers = ("none",)
+        t._preferred_macs = ("hmac-sha2-256",)
+    else:
+        t._preferred_ciphers = ("none", "aes128-ctr")
+        t._preferred_macs = ("none", "hmac-sha2-256")
     try:
         t.renegotiate_keys()
         print("kex: cipher %s %s" % (t.remote_cipher, t.local_cipher),
               flush=True)
-    except paramiko.SSHException as e:
-        print("kex: failed: %s" % e, flush=True)
+    except (paramiko.SSHException, EOFError) as e:
+        print("kex: failed: %r" % e, flush=True)
     t.close()
 
 
@@ -213,7 +218,7 @@ def main():
         serve(int(a[2]), a[3], a[4], a[5], a[6] in ("cipher", "cipher,mac"),
               a[6] == "cipher,mac")
     elif (len(a) == 7 and a[1] == "client" and
-          a[6] in ("pty", "nopty")):
+          a[6] in ("pty", "nopty", "only")):
         client(int(a[2]), a[3], a[4], a[5], a[6])
     else:
         sys.exit(__doc__)

@@ -399,11 +399,11 @@ EOC
 	verbose "$tid: our server drops none once a session has a pty"
 	echo "NoneEnabled yes" >> $OBJ/sshd_config
 	start_sshd
-	for pty in nopty pty; do
+	for pty in nopty pty only; do
 		timeout 60 $PY $PMK client $PORT $OBJ/ssh-ed25519 $USER \
 		    $HS $pty > $OUT 2>&1
 		case $pty in
-		nopty)	want="kex: cipher none none" ;;
+		nopty|only) want="kex: cipher none none" ;;
 		pty)	want="kex: cipher aes128-ctr aes128-ctr"
 			grep -q "pty: granted" $OUT || fail "pty refused: `cat $OUT`" ;;
 		esac
@@ -411,6 +411,20 @@ EOC
 	done
 	stop_sshd
 	cp $OBJ/sshd_config.orig $OBJ/sshd_config
+
+	# HPN-SSH's client proposes none alone after authentication: without
+	# NoneEnabled there is no cipher in common (as with HPN-SSH's server)
+	verbose "$tid: a client asking for none alone, server without NoneEnabled"
+	start_sshd
+	fresh
+	timeout 60 $PY $PMK client $PORT $OBJ/ssh-ed25519 $USER $HS only \
+	    > $OUT 2>&1
+	grep -q "^kex: failed" $OUT || fail "none alone, not allowed: `cat $OUT`"
+	grep -q "peer asked for the none cipher, which is not allowed here" \
+	    $TEST_SSHD_LOGFILE || fail "none alone, not allowed: not said"
+	grep -q "before authentication" $TEST_SSHD_LOGFILE &&
+		fail "none alone, not allowed: said to be before authentication"
+	stop_sshd
 fi
 
 rm -f $DATA $OUT $ERR $OBJ/hpnn-* $OBJ/sshd_config.orig $OBJ/sshd_proxy.orig \
