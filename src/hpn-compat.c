@@ -115,8 +115,9 @@ hpn_peer_is_hpnssh(struct ssh *ssh)
 /*
  * Does the peer install hpn-prefixed programs (hpnscp...)?  Ours does (our
  * EXT_INFO extension says it is ours), and so does HPN-SSH since its
- * release 17 ("-hpn17v3", "_hpn18.8.0": an "hpn" followed by a major
- * version of at least HPNSSH_NAMES_SINCE anywhere in the banner).
+ * release 16 ("-hpn16v1", "_hpn18.8.0": an "hpn" followed by a major
+ * version of at least HPNSSH_NAMES_SINCE anywhere in the banner, as
+ * HPN-SSH itself looks for "hpn16", "hpn17" and "hpn18").
  */
 int
 hpn_peer_has_hpn_names(struct ssh *ssh)

@@ -46,8 +46,11 @@ struct sshbuf;
 struct addrinfo;
 struct Channel;
 
-/* HPN-SSH installs hpn-prefixed programs since this major version. */
-#define HPNSSH_NAMES_SINCE	17
+/*
+ * HPN-SSH installs hpn-prefixed programs since this major version (they
+ * were renamed in February 2022, before its release 16v1).
+ */
+#define HPNSSH_NAMES_SINCE	16
 
 /* hpn-compat.c: what the peer is (the evidence each uses: see there). */
 int	hpn_peer_is_hpn(struct ssh *);

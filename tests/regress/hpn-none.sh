@@ -381,9 +381,9 @@ EOC
 		fail "stock peer: windows not capped"
 
 	# legacy scp: the remote program is hpnscp where the server has it:
-	# ours (by its EXT_INFO, hpn-basics), HPN-SSH from release 17 on
-	for c in "$HS|hpnscp" "OpenSSH_10.0p1 Debian-hpn|scp" \
-	    "OpenSSH_10.2p1|scp"; do
+	# ours (by its EXT_INFO, hpn-basics), HPN-SSH from release 16 on
+	for c in "$HS|hpnscp" "OpenSSH_8.8p1-hpn16v1|hpnscp" \
+	    "OpenSSH_10.0p1 Debian-hpn|scp" "OpenSSH_10.2p1|scp"; do
 		b=`echo "$c" | cut -d'|' -f1`
 		want=`echo "$c" | cut -d'|' -f2`
 		verbose "$tid: legacy scp from $b runs $want"

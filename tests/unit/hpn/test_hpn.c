@@ -1404,7 +1404,7 @@ tests(void)
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 0), 1);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0", 0), 1);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn17v0", 0), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn16v1", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn16v1", 0), 1);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn15v2", 0), 0);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 0), 0);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn", 0), 0);
