@@ -258,7 +258,11 @@ hpn_connect_race(const char *host, struct addrinfo *aitop,
 	return -1;
 }
 
-/* Legacy scp from hpnscp to an HPN peer: run hpnscp remotely. */
+/*
+ * Legacy scp from hpnscp to an HPN peer: run hpnscp remotely.  Called as
+ * the session starts, after authentication, so the evidence that the
+ * server is ours is there (hpn_peer_has_hpn_names()).
+ */
 void
 hpn_scp_remote_command(struct ssh *ssh, struct sshbuf *command)
 {

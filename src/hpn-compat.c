@@ -1,9 +1,25 @@
 /*
- * HPN patch set: telling HPN peers from others.
+ * HPN patch set: what the peer is, by what it does.
  *
- * An HPN peer (this patch set, or HPN-SSH) carries "hpn" in the software
- * version field of its banner, e.g. "SSH-2.0-OpenSSH_10.3p1_hpn0.1.0".
- * Only that field is looked at, not the free-form comment after it.
+ * Two kinds of evidence, known at different times:
+ *
+ *  - The banner, known before the first KEXINIT.  An "hpn" anywhere in it
+ *    (software version or comment, in any case) makes the peer an HPN
+ *    peer, as HPN-SSH itself decides.  This patch set
+ *    ("SSH-2.0-OpenSSH_10.3p1_hpn0.1.0") and HPN-SSH
+ *    ("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0"; "-hpn16v1" in older releases)
+ *    look alike there: the banner never tells one from the other.
+ *  - Our EXT_INFO extension, HPN_NONE_EXT, which only our server sends, to
+ *    every HPN client, in the EXT_INFO of user authentication (to clients
+ *    that ask for EXT_INFO there, as OpenSSH does since 9.6).  From then on
+ *    a client knows its server is ours; before it (banner, KEXINIT, the
+ *    first key exchange) it cannot.  HPN-SSH never sends it.  A server has
+ *    no such evidence of its client, and takes no decision that needs it.
+ *
+ * Which decision rests on which evidence is said where it is taken:
+ * hpn-none.c (the None switch), hpn-window.c (the window cap, PING),
+ * hpn-metrics-client.c (asking the server), hpn-client.c (scp's remote
+ * program).
  */
 
 #include "includes.h"
@@ -15,12 +31,15 @@
 #include "kex.h"
 #include "hpn.h"
 
+/* Client: the server sent HPN_NONE_EXT (one connection per process). */
+static int peer_ours;
+
 /*
- * The "hpn" in the peer's software version, or NULL.  *endp is set to the
- * end of the software version field.
+ * The peer's identification line after "SSH-" (up to CR, LF or its end),
+ * or NULL.
  */
 static const char *
-peer_hpn_tag(struct ssh *ssh, const char **endp)
+peer_banner(struct ssh *ssh, const char **endp)
 {
 	const struct sshbuf *b;
 	const char *p, *end;
@@ -30,56 +49,93 @@ peer_hpn_tag(struct ssh *ssh, const char **endp)
 		return NULL;
 	b = ssh->kex->server ? ssh->kex->client_version :
 	    ssh->kex->server_version;
-	if (b == NULL || (len = sshbuf_len(b)) == 0)
+	if (b == NULL || (len = sshbuf_len(b)) < 4)
 		return NULL;
 	p = (const char *)sshbuf_ptr(b);
-	end = p + len;
-	/* "SSH-2.0-softwareversion SP comments": skip protoversion. */
-	if (len < 8 || strncmp(p, "SSH-", 4) != 0 ||
-	    (p = memchr(p + 4, '-', len - 4)) == NULL)
+	if (strncmp(p, "SSH-", 4) != 0)
 		return NULL;
-	for (p++; p + 3 <= end && *p != ' ' && *p != '\r' && *p != '\n'; p++) {
-		if (strncasecmp(p, "hpn", 3) == 0) {
-			*endp = end;
+	for (end = p + 4; end < p + len && *end != '\r' && *end != '\n' &&
+	    *end != '\0'; end++)
+		;
+	*endp = end;
+	return p + 4;
+}
+
+/* The next "hpn" (any case) at or after p, before end, or NULL. */
+static const char *
+next_hpn(const char *p, const char *end)
+{
+	for (; p != NULL && p + 3 <= end; p++) {
+		if (strncasecmp(p, "hpn", 3) == 0)
 			return p;
-		}
 	}
 	return NULL;
 }
 
+/* Evidence: the banner.  This patch set or HPN-SSH, or something like it. */
 int
 hpn_peer_is_hpn(struct ssh *ssh)
 {
-	const char *end;
-
-	return peer_hpn_tag(ssh, &end) != NULL;
-}
-
-/* HPN-SSH ("-hpn18.8.0"), not this patch set ("_hpn0.1.0"). */
-int
-hpn_peer_is_hpnssh(struct ssh *ssh)
-{
 	const char *p, *end;
 
-	return (p = peer_hpn_tag(ssh, &end)) != NULL && p[-1] != '_';
+	return (p = peer_banner(ssh, &end)) != NULL &&
+	    next_hpn(p, end) != NULL;
+}
+
+/* Client: the server sent our EXT_INFO extension (hpn_none_ext_parse()). */
+void
+hpn_peer_set_ours(int yes)
+{
+	peer_ours = yes != 0;
 }
 
 /*
- * Does the peer install hpn-prefixed programs (hpnscp...)?  This patch set
- * ("_hpn" tag) does, and so does HPN-SSH since its version 17 ("-hpn17v0",
- * "-hpn18.6.0"); older HPN-SSH ("-hpn16v1") installed plain scp.
+ * Evidence: our EXT_INFO extension, so client only, once the first user
+ * authentication request has been answered.  0 before that, and always on
+ * a server.
+ */
+int
+hpn_peer_is_ours(struct ssh *ssh)
+{
+	return ssh != NULL && ssh->kex != NULL && !ssh->kex->server &&
+	    peer_ours;
+}
+
+/*
+ * An HPN peer that is not ours: HPN-SSH, or a peer that says "hpn"
+ * somewhere else in its banner.  On a client, decided only once
+ * authenticated (hpn_peer_is_ours()).
+ */
+int
+hpn_peer_is_hpnssh(struct ssh *ssh)
+{
+	return hpn_peer_is_hpn(ssh) && !hpn_peer_is_ours(ssh);
+}
+
+/*
+ * Does the peer install hpn-prefixed programs (hpnscp...)?  Ours does (our
+ * EXT_INFO extension says it is ours), and so does HPN-SSH since its
+ * release 16 ("-hpn16v1", "_hpn18.8.0": an "hpn" followed by a major
+ * version of at least HPNSSH_NAMES_SINCE anywhere in the banner, as
+ * HPN-SSH itself looks for "hpn16", "hpn17" and "hpn18").
  */
 int
 hpn_peer_has_hpn_names(struct ssh *ssh)
 {
-	const char *p, *end;
-	long major = 0;
+	const char *p, *q, *end;
+	long major;
 
-	if ((p = peer_hpn_tag(ssh, &end)) == NULL)
-		return 0;
-	if (p[-1] == '_')
+	if (hpn_peer_is_ours(ssh))
 		return 1;
-	for (p += 3; p < end && *p >= '0' && *p <= '9' && major < 1000; p++)
-		major = major * 10 + (*p - '0');
-	return major >= HPNSSH_NAMES_SINCE;
+	if ((p = peer_banner(ssh, &end)) == NULL)
+		return 0;
+	for (; (p = next_hpn(p, end)) != NULL; p += 3) {
+		major = 0;
+		for (q = p + 3; q < end && *q >= '0' && *q <= '9' &&
+		    major < 1000; q++)
+			major = major * 10 + (*q - '0');
+		if (q > p + 3 && major >= HPNSSH_NAMES_SINCE)
+			return 1;
+	}
+	return 0;
 }

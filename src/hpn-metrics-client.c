@@ -245,8 +245,12 @@ hpn_metrics_start(struct ssh *ssh)
 	    (!m.files && log_level_get() < SYSLOG_LEVEL_VERBOSE))
 		return;
 	m.active = 1;
-	/* -v alone: an HPN server only, at the start and the end */
-	m.ask = m.files || hpn_peer_is_hpn(ssh);
+	/*
+	 * -v alone: our server only (HPN-SSH does not answer our request),
+	 * at the start and the end.  Evidence: our EXT_INFO extension, which
+	 * came during authentication (hpn-compat.c).
+	 */
+	m.ask = m.files || hpn_peer_is_ours(ssh);
 	m.periodic = m.files;
 	sample_local(ssh);
 	ask_remote(ssh, 0);

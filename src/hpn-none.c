@@ -6,20 +6,28 @@
  *
  *  - The server allows it (NoneEnabled, NoneMacEnabled; Match-able).  It
  *    says so to an HPN client in the EXT_INFO it sends during user
- *    authentication, under HPN_NONE_EXT ("cipher" or "cipher,mac"), so the
- *    client never asks in vain; other clients are told nothing.  After
- *    authentication it adds "none" to its cipher (and MAC) proposals.
+ *    authentication, under HPN_NONE_EXT ("cipher" or "cipher,mac"; "" when
+ *    it does not), so the client never asks in vain; the extension also
+ *    tells the client that the server is ours (hpn-compat.c).  Other
+ *    clients are told nothing.  After authentication it adds "none" to its
+ *    cipher (and MAC) proposals.
  *  - The client asks for it (NoneEnabled and NoneSwitch, NoneMacEnabled
  *    for the MAC): right after authentication, for a connection whose
  *    session is non-interactive, it rekeys proposing only "none".  With a
  *    tty, a ControlMaster or no session (-N) it stays encrypted and says
  *    why; so it does when the server does not allow none.
- *  - HPN-SSH servers send no EXT_INFO for it; they add "none" to their
- *    proposals after authentication when their NoneEnabled allows it.
- *    Towards them the client's rekey proposes "none" first and its
- *    current lists after it: the client's order wins, so a server that
- *    allows none picks it and one that does not keeps the cipher, with no
- *    failed key exchange.  Stock peers are never offered none.
+ *  - HPN-SSH servers send no EXT_INFO for it.  With NoneEnabled they list
+ *    "none" last among their ciphers (with NoneMacEnabled among their MACs
+ *    too) in every KEXINIT, the first one included, and count on clients
+ *    to ask for it only after authentication; without it they do not list
+ *    it.  So toward a server that did not send HPN_NONE_EXT but says "hpn"
+ *    in its banner, the client goes by the server's last KEXINIT
+ *    (hpn_none_peer_proposal()): when it listed none, the rekey proposes
+ *    "none" first and the client's lists after it (the client's order
+ *    wins, so such a server picks none); when it did not, there is no
+ *    rekey, only the notice (HPN-SSH's own client proposes none alone,
+ *    and such a server fails that key exchange).  Stock peers are never
+ *    offered none.
  *  - "none" is never proposed before authentication by either side, and
  *    never to or by a peer that is not HPN.  Should it be negotiated all
  *    the same, the connection is dropped.  While none is active the
@@ -57,10 +65,15 @@ static struct {
 	/* client: what the server said in EXT_INFO */
 	int	peer_allows;
 	int	peer_allows_mac;
+	/* client: the server's last KEXINIT listed none both ways (and MAC) */
+	int	peer_lists;
+	int	peer_lists_mac;
 	/* client: none offered to an HPN-SSH server, its choice awaited */
 	int	offered;
 	/* both: none may be negotiated now (after authentication) */
 	int	allowed;
+	/* server: the user is authenticated */
+	int	authed;
 	/* both: none is active in this direction */
 	int	active[MODE_MAX];
 	int	mac_off[MODE_MAX];
@@ -116,12 +129,18 @@ hpn_none_server_config(int enabled, int mac_enabled)
 	none.srv_mac = enabled && mac_enabled;
 }
 
-/* Server: the value of HPN_NONE_EXT for this peer, or NULL: do not send. */
+/*
+ * Server: the value of HPN_NONE_EXT for this peer, or NULL: do not send.
+ * Every HPN client (by its banner) is sent it, whether or not none is
+ * allowed: it is how a client tells our server from HPN-SSH.
+ */
 const char *
 hpn_none_ext_value(struct ssh *ssh)
 {
-	if (!none.srv_enabled || !hpn_peer_is_hpn(ssh))
+	if (!hpn_peer_is_hpn(ssh))
 		return NULL;
+	if (!none.srv_enabled)
+		return "";
 	return none.srv_mac ? "cipher,mac" : "cipher";
 }
 
@@ -137,17 +156,64 @@ hpn_none_ext_parse(struct ssh *ssh, const char *name, const u_char *value,
 	v = xmalloc(vlen + 1);
 	memcpy(v, value, vlen);
 	v[vlen] = '\0';
+	hpn_peer_set_ours(1);
 	none.peer_allows = hpn_list_has(v, "cipher");
 	none.peer_allows_mac = none.peer_allows &&
 	    hpn_list_has(v, "mac");
-	debug_f("server allows the none cipher%s",
+	debug_f("server (HPN patch set) %s the none cipher%s",
+	    none.peer_allows ? "allows" : "does not allow",
 	    none.peer_allows_mac ? " and the none MAC" : "");
 	free(v);
 	return 1;
 }
 
-/* What set_proposal() does to each list. */
-enum none_prop { NONE_ONLY, NONE_FIRST, NONE_ADD, NONE_REMOVE };
+/*
+ * Client, kex.c, each key exchange: does the server's KEXINIT (its
+ * proposal, prop) list none among its ciphers both ways, and among its
+ * MACs?  HPN-SSH's does when it allows none (see the top of this file).
+ */
+void
+hpn_none_peer_proposal(struct ssh *ssh, char **prop)
+{
+	if (ssh == NULL || ssh->kex == NULL || ssh->kex->server ||
+	    prop == NULL)
+		return;
+	none.peer_lists = hpn_list_has(prop[PROPOSAL_ENC_ALGS_CTOS], "none") &&
+	    hpn_list_has(prop[PROPOSAL_ENC_ALGS_STOC], "none");
+	none.peer_lists_mac = none.peer_lists &&
+	    hpn_list_has(prop[PROPOSAL_MAC_ALGS_CTOS], "none") &&
+	    hpn_list_has(prop[PROPOSAL_MAC_ALGS_STOC], "none");
+}
+
+/*
+ * Client, once authenticated: how the None switch's rekey proposes none on
+ * this connection, or HPN_NONE_STAY with *why set.  *mac (the none MAC is
+ * wanted) is cleared when the server does not allow it.  Evidence:
+ *  - our server's HPN_NONE_EXT (EXT_INFO of user authentication, so there
+ *    by now): it adds none after authentication; propose none alone;
+ *  - else, for an HPN peer by its banner (HPN-SSH), the server's last
+ *    KEXINIT: none listed, propose it first; not listed, do not propose
+ *    it;
+ *  - anything else: stock, never offered none.
+ */
+enum hpn_none_prop
+hpn_none_plan(struct ssh *ssh, int *mac, const char **why)
+{
+	*why = NULL;
+	if (none.peer_allows) {
+		*mac = *mac && none.peer_allows_mac;
+		return HPN_NONE_ONLY;
+	}
+	if (hpn_peer_is_hpnssh(ssh) && none.peer_lists) {
+		*mac = *mac && none.peer_lists_mac;
+		return HPN_NONE_FIRST;
+	}
+	*mac = 0;
+	*why = hpn_peer_is_hpnssh(ssh) ? "the server (HPN-SSH) does not "
+	    "allow the none cipher" : "the server does not allow the none "
+	    "cipher";
+	return HPN_NONE_STAY;
+}
 
 /*
  * Rewrite the cipher lists of our proposal for the next key exchange (and
@@ -155,7 +221,7 @@ enum none_prop { NONE_ONLY, NONE_FIRST, NONE_ADD, NONE_REMOVE };
  * appended, or none taken out.
  */
 static void
-set_proposal(struct ssh *ssh, enum none_prop how, int mac)
+set_proposal(struct ssh *ssh, enum hpn_none_prop how, int mac)
 {
 	static const int which[] = {
 		PROPOSAL_ENC_ALGS_CTOS, PROPOSAL_ENC_ALGS_STOC,
@@ -169,18 +235,18 @@ set_proposal(struct ssh *ssh, enum none_prop how, int mac)
 		fatal_fr(r, "parse proposal");
 	for (i = 0; i < n; i++) {
 		switch (how) {
-		case NONE_FIRST:
+		case HPN_NONE_FIRST:
 			xasprintf(&s, "none,%s", prop[which[i]]);
 			break;
-		case NONE_ADD:
+		case HPN_NONE_ADD:
 			xasprintf(&s, "%s,none", prop[which[i]]);
 			break;
-		case NONE_REMOVE:
+		case HPN_NONE_REMOVE:
 			if ((s = match_filter_denylist(prop[which[i]],
 			    "none")) == NULL)
 				fatal_f("match_filter_denylist failed");
 			break;
-		default:
+		default:		/* HPN_NONE_ONLY */
 			s = xstrdup("none");
 			break;
 		}
@@ -201,6 +267,8 @@ void
 hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
     const char *refusal)
 {
+	enum hpn_none_prop how;
+	const char *why;
 	int r;
 
 	if (!want)
@@ -215,21 +283,21 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 		    refusal);
 		return;
 	}
-	if (none.peer_allows) {
-		set_proposal(ssh, NONE_ONLY, mac && none.peer_allows_mac);
-		debug("NoneSwitch: rekeying to the none cipher%s",
-		    mac && none.peer_allows_mac ? " and MAC" : "");
-	} else if (hpn_peer_is_hpnssh(ssh)) {
-		/* It decides in the key exchange; see the top of this file. */
-		none.offered = 1;
-		set_proposal(ssh, NONE_FIRST, mac);
-		debug("NoneSwitch: HPN-SSH server: rekeying with the none "
-		    "cipher%s offered first", mac ? " and MAC" : "");
-	} else {
-		logit("NoneSwitch: the server does not allow the none cipher: "
-		    "staying encrypted");
+	if ((how = hpn_none_plan(ssh, &mac, &why)) == HPN_NONE_STAY) {
+		logit("NoneSwitch: %s: staying encrypted", why);
 		return;
 	}
+	if (how == HPN_NONE_FIRST) {
+		/* It decides in the key exchange; see the top of this file. */
+		none.offered = 1;
+		debug("NoneSwitch: HPN-SSH server lists the none cipher: "
+		    "rekeying with it%s offered first", mac ? " and the none MAC" :
+		    "");
+	} else {
+		debug("NoneSwitch: rekeying to the none cipher%s",
+		    mac ? " and MAC" : "");
+	}
+	set_proposal(ssh, how, mac);
 	none.allowed = 1;
 	if ((r = kex_start_rekex(ssh)) != 0)
 		fatal_fr(r, "kex_start_rekex");
@@ -248,7 +316,7 @@ hpn_none_server_pty(struct ssh *ssh)
 	none.srv_pty = 1;
 	if (!none.allowed || ssh->kex == NULL)
 		return;
-	set_proposal(ssh, NONE_REMOVE, 1);
+	set_proposal(ssh, HPN_NONE_REMOVE, 1);
 	debug_f("a pty: the none cipher is no longer offered");
 }
 
@@ -256,25 +324,32 @@ hpn_none_server_pty(struct ssh *ssh)
 void
 hpn_none_server_allow(struct ssh *ssh, const char *user)
 {
+	none.authed = 1;
 	if (!none.srv_enabled || !hpn_peer_is_hpn(ssh))
 		return;
 	free(none.user);
 	none.user = xstrdup(user);
 	none.allowed = 1;
-	set_proposal(ssh, NONE_ADD, none.srv_mac);
+	set_proposal(ssh, HPN_NONE_ADD, none.srv_mac);
 	debug_f("none cipher%s allowed for %s", none.srv_mac ?
 	    " and MAC" : "", user);
 }
 
 /*
  * A key exchange failed to agree on a cipher: say so plainly when the peer
- * wanted none before we allow it.
+ * wanted none where we do not allow it (HPN-SSH's client proposes none
+ * alone after authentication, whatever the server allows).
  */
 void
 hpn_none_kex_failed(const char *peer_ciphers)
 {
-	if (peer_ciphers != NULL && !none.allowed &&
-	    hpn_list_has(peer_ciphers, "none"))
+	if (peer_ciphers == NULL || none.allowed ||
+	    !hpn_list_has(peer_ciphers, "none"))
+		return;
+	if (none.authed)
+		error("peer asked for the none cipher, which is not allowed "
+		    "here (NoneEnabled): no cipher in common");
+	else
 		error("peer proposed the none cipher before authentication: "
 		    "refused");
 }

@@ -220,17 +220,28 @@ window_cap(struct ssh *ssh)
 	if (ssh->kex != NULL && sshbuf_len(ssh->kex->server_version) > 0 &&
 	    sshbuf_len(ssh->kex->client_version) > 0) {
 		hpn.cap_known = 1;
+		/*
+		 * Evidence: the banner (there before the first KEXINIT).  A
+		 * sender of ours holds at most HPN_INPUT_STAGE unsent; HPN-SSH
+		 * does not cap windows toward peers with "hpn" in their
+		 * banner, nor do we.  A stock banner with "hpn" in its
+		 * comment is taken for HPN, as HPN-SSH takes it.
+		 */
 		v = peer_openssh_version(ssh);
-		if (!hpn_peer_is_hpn(ssh) && v >= 84 &&
-		    hpn.cap > HPN_STOCK_PEER_WINDOW_MAX) {
+		if (v >= 84 && hpn.cap > HPN_STOCK_PEER_WINDOW_MAX &&
+		    !hpn_peer_is_hpn(ssh)) {
 			hpn.cap = HPN_STOCK_PEER_WINDOW_MAX;
 			debug_f("peer is OpenSSH %d.%d without HPN: windows "
 			    "capped at %u", v / 10, v % 10, hpn.cap);
+		} else if (v >= 84 && hpn.cap > HPN_STOCK_PEER_WINDOW_MAX) {
+			debug_f("peer is OpenSSH %d.%d with HPN (its banner): "
+			    "windows not capped", v / 10, v % 10);
 		}
 		/*
 		 * OpenSSH answers PING since 9.5, whether or not it says
 		 * so (a client's EXT_INFO never does); unasked, only HPN
-		 * peers of a plausible version are pinged.
+		 * peers (by the banner: ours and HPN-SSH, both OpenSSH) of
+		 * a plausible version are pinged.
 		 */
 		hpn.ping_ok = (ssh->kex->flags & KEX_HAS_PING) != 0 ||
 		    (hpn_peer_is_hpn(ssh) && v >= 95 && v < 1000);

@@ -46,11 +46,16 @@ struct sshbuf;
 struct addrinfo;
 struct Channel;
 
-/* HPN-SSH installs hpn-prefixed programs since this major version. */
-#define HPNSSH_NAMES_SINCE	17
+/*
+ * HPN-SSH installs hpn-prefixed programs since this major version (they
+ * were renamed in February 2022, before its release 16v1).
+ */
+#define HPNSSH_NAMES_SINCE	16
 
-/* hpn-compat.c: what the peer is. */
+/* hpn-compat.c: what the peer is (the evidence each uses: see there). */
 int	hpn_peer_is_hpn(struct ssh *);
+void	hpn_peer_set_ours(int);
+int	hpn_peer_is_ours(struct ssh *);
 int	hpn_peer_is_hpnssh(struct ssh *);
 int	hpn_peer_has_hpn_names(struct ssh *);
 
@@ -150,13 +155,27 @@ size_t	hpn_sshbuf_grow(size_t, size_t, size_t);
 /* sftp-server stops taking requests while its output queue holds this. */
 #define HPN_SFTP_OQUEUE_MAX	(1024 * 1024)
 
-/* hpn-none.c: the None cipher switch */
+/*
+ * hpn-none.c: the None cipher switch.  HPN_NONE_EXT, sent by our server to
+ * every HPN client, says what it allows ("cipher", "cipher,mac" or "") and
+ * that it is ours (hpn-compat.c).
+ */
 #define HPN_NONE_EXT		"none-switch@hpn-patch-set.invalid"
 struct sshmac;
 struct sshenc;
+/* What a proposal of ours does with none (hpn_none_plan(), set_proposal()) */
+enum hpn_none_prop {
+	HPN_NONE_STAY,		/* nothing: no switch */
+	HPN_NONE_ONLY,		/* none alone */
+	HPN_NONE_FIRST,		/* none first, the lists in use after it */
+	HPN_NONE_ADD,		/* none last */
+	HPN_NONE_REMOVE		/* none taken out */
+};
 void	hpn_none_server_config(int, int);
 const char *hpn_none_ext_value(struct ssh *);
 int	hpn_none_ext_parse(struct ssh *, const char *, const u_char *, size_t);
+void	hpn_none_peer_proposal(struct ssh *, char **);
+enum hpn_none_prop hpn_none_plan(struct ssh *, int *, const char **);
 void	hpn_none_client_switch(struct ssh *, int, int, int, const char *);
 void	hpn_none_server_allow(struct ssh *, const char *);
 void	hpn_none_server_pty(struct ssh *);

@@ -1,18 +1,24 @@
 #!/usr/bin/python3
 """paramiko peers for the none-cipher negotiation tests, with a none cipher.
 
-  hpn-none-paramiko.py server PORT HOSTKEY AUTHORIZED BANNER yes|no
+  hpn-none-paramiko.py server PORT HOSTKEY AUTHORIZED BANNER no|cipher|cipher,mac
       Serve one connection on 127.0.0.1:PORT as an HPN-SSH-like server:
-      software version BANNER, and after authentication "none" added to
-      its cipher and MAC lists when the last argument is yes (what
-      HPN-SSH's NoneEnabled does).  Public-key authentication with any
-      key of AUTHORIZED.  One command: "sha256sum" (of the channel's
-      input).  Prints each key exchange's result:
+      identification BANNER (e.g. HPN-SSH 18.8's "OpenSSH_10.2p1_hpn18.8.0"),
+      and "none" last in its cipher lists with "cipher" (HPN-SSH's
+      NoneEnabled), and in its MAC lists too with "cipher,mac" (and
+      NoneMacEnabled), in every KEXINIT from the first on, as HPN-SSH
+      does.  Public-key authentication with any key of AUTHORIZED.  One
+      command: "sha256sum" (of the channel's input) or "zeros N" (sends N
+      zero bytes); any other is refused and ends the connection.  Prints each key exchange's result,
+      every command asked for and every global request:
           kex N: client ciphers LIST; cipher IN OUT; mac IN OUT
-  hpn-none-paramiko.py client PORT KEY USER BANNER pty|nopty
+          exec: COMMAND
+          global request: NAME
+  hpn-none-paramiko.py client PORT KEY USER BANNER pty|nopty|only
       Connect to an sshd on 127.0.0.1:PORT claiming software version
       BANNER, authenticate with KEY, open a session (with a pty or not),
-      then rekey proposing "none" first and aes128-ctr after it.  Prints
+      then rekey proposing "none" first and aes128-ctr after it ("only":
+      no pty, and "none" alone, as HPN-SSH's client does).  Prints
           kex: cipher IN OUT
       and "pty: granted" or "pty: refused".
 
@@ -75,7 +81,7 @@ def client_ciphers(t):
     return ",".join(m.get_list())
 
 
-def serve(port, hostkey, authorized, banner, allow):
+def serve(port, hostkey, authorized, banner, allow, allow_mac):
     add_none()
     key = paramiko.Ed25519Key.from_private_key_file(hostkey)
     blobs = []
@@ -113,6 +119,19 @@ def serve(port, hostkey, authorized, banner, allow):
             pass
         done.set()
 
+    def zeros(ch, n):
+        b = bytes(65536)
+        try:
+            while n > 0:
+                ch.sendall(b[:min(n, len(b))])
+                n -= min(n, len(b))
+            ch.send_exit_status(0)
+            ch.shutdown_write()
+            ch.close()
+        except (EOFError, OSError):
+            pass
+        done.set()
+
     class Server(paramiko.ServerInterface):
         def get_allowed_auths(self, username):
             return "publickey"
@@ -120,11 +139,11 @@ def serve(port, hostkey, authorized, banner, allow):
         def check_auth_publickey(self, username, k):
             if k.get_base64() not in blobs:
                 return paramiko.AUTH_FAILED
-            if allow:
-                t._preferred_ciphers = tuple(t._preferred_ciphers) + (
-                    "none",)
-                t._preferred_macs = tuple(t._preferred_macs) + ("none",)
             return paramiko.AUTH_SUCCESSFUL
+
+        def check_global_request(self, kind, msg):
+            print("global request: %s" % kind, flush=True)
+            return False
 
         def check_channel_request(self, kind, chanid):
             if kind == "session":
@@ -132,9 +151,17 @@ def serve(port, hostkey, authorized, banner, allow):
             return paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
         def check_channel_exec_request(self, ch, command):
-            if command != b"sha256sum":
+            print("exec: %s" % command.decode(errors="replace"), flush=True)
+            w = command.split()
+            if command == b"sha256sum":
+                run = (sha, (ch,))
+            elif (len(w) == 2 and w[0] == b"zeros" and w[1].isdigit() and
+                  int(w[1]) <= 1 << 30):
+                run = (zeros, (ch, int(w[1])))
+            else:
+                done.set()
                 return False
-            threading.Thread(target=sha, args=(ch,), daemon=True).start()
+            threading.Thread(target=run[0], args=run[1], daemon=True).start()
             return True
 
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -145,6 +172,10 @@ def serve(port, hostkey, authorized, banner, allow):
     s, _ = ls.accept()
     t = T(s)
     t.local_version = "SSH-2.0-" + banner
+    if allow:
+        t._preferred_ciphers = tuple(t._preferred_ciphers) + ("none",)
+    if allow_mac:
+        t._preferred_macs = tuple(t._preferred_macs) + ("none",)
     t.add_server_key(key)
     t.start_server(server=Server())
     done.wait(TIMEOUT)
@@ -160,29 +191,35 @@ def client(port, keyfile, user, banner, pty):
     t.auth_publickey(user,
                      paramiko.Ed25519Key.from_private_key_file(keyfile))
     ch = t.open_session(timeout=TIMEOUT)
-    if pty:
+    if pty == "pty":
         try:
             ch.get_pty()
             print("pty: granted", flush=True)
         except paramiko.SSHException:
             print("pty: refused", flush=True)
-    t._preferred_ciphers = ("none", "aes128-ctr")
-    t._preferred_macs = ("none", "hmac-sha2-256")
+    if pty == "only":
+        t._preferred_ciphers = ("none",)
+        t._preferred_macs = ("hmac-sha2-256",)
+    else:
+        t._preferred_ciphers = ("none", "aes128-ctr")
+        t._preferred_macs = ("none", "hmac-sha2-256")
     try:
         t.renegotiate_keys()
         print("kex: cipher %s %s" % (t.remote_cipher, t.local_cipher),
               flush=True)
-    except paramiko.SSHException as e:
-        print("kex: failed: %s" % e, flush=True)
+    except (paramiko.SSHException, EOFError) as e:
+        print("kex: failed: %r" % e, flush=True)
     t.close()
 
 
 def main():
     a = sys.argv
     if len(a) == 7 and a[1] == "server":
-        serve(int(a[2]), a[3], a[4], a[5], a[6] == "yes")
-    elif len(a) == 7 and a[1] == "client":
-        client(int(a[2]), a[3], a[4], a[5], a[6] == "pty")
+        serve(int(a[2]), a[3], a[4], a[5], a[6] in ("cipher", "cipher,mac"),
+              a[6] == "cipher,mac")
+    elif (len(a) == 7 and a[1] == "client" and
+          a[6] in ("pty", "nopty", "only")):
+        client(int(a[2]), a[3], a[4], a[5], a[6])
     else:
         sys.exit(__doc__)
 

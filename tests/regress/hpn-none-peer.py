@@ -5,15 +5,15 @@ none cipher in the first key exchange, which an HPN peer must refuse.
   hpn-none-peer.py client HOST PORT   connect to an sshd, send KEXINIT
   hpn-none-peer.py server PORT        serve one connection on 127.0.0.1
 
-Either way it claims an HPN banner, reads until the peer closes (bounded
-by a timeout) and prints what it read of the peer's banner."""
+Either way it claims HPN-SSH 18.8's banner, reads until the peer closes
+(bounded by a timeout) and prints what it read of the peer's banner."""
 
 import os
 import socket
 import struct
 import sys
 
-BANNER = b"SSH-2.0-OpenSSH_10.3p1_hpn0.1.0 none-probe\r\n"
+BANNER = b"SSH-2.0-OpenSSH_10.2p1_hpn18.8.0 none-probe\r\n"
 TIMEOUT = 10
 
 

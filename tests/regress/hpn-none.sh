@@ -154,11 +154,16 @@ verbose "$tid: the server does not allow none: no switch, no failure"
 cp $OBJ/sshd_config.orig $OBJ/sshd_config
 start_sshd
 fresh
-s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=info $NONE somehost sha256sum < $DATA 2> $ERR`
+s=`${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=debug1 $NONE somehost sha256sum < $DATA 2> $ERR`
 [ "$s" = "$SUM" ] || fail "server disallows: checksum differs"
 not_switched "server disallows"
-grep -q "server does not allow the none cipher" $ERR ||
+grep -q "NoneSwitch: the server does not allow the none cipher: staying encrypted" $ERR ||
 	fail "server disallows: no notice: `cat $ERR`"
+# our server says so (and that it is ours) in its EXT_INFO: no rekey
+grep -q "server (HPN patch set) does not allow the none cipher" $ERR ||
+	fail "server disallows: no EXT_INFO saying so: `cat $ERR`"
+n=`grep -c "SSH2_MSG_NEWKEYS received" $ERR`
+[ "$n" = 1 ] || fail "server disallows: $n key exchanges, expected 1"
 stop_sshd
 
 verbose "$tid: NoneEnabled in a Match block"
@@ -236,13 +241,19 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
 	grep -q "ciphers ctos" $OBJ/hpnn-stock.log || fail "stock server log lacks proposals"
 fi
 
-# HPN-SSH servers send no EXT_INFO for none: towards them the switch's
-# rekey offers none first and the current ciphers after it.  A paramiko
-# peer with a none cipher plays the HPN-SSH server (none added after
-# authentication, or not) and a stock one; another plays a client that
-# asks our server for none on a connection with a pty.
+# HPN-SSH servers send no EXT_INFO of ours (it is how the client tells our
+# server from them: the banners look alike, OpenSSH_10.2p1_hpn18.8.0 and
+# OpenSSH_10.3p1_hpn0.1.0).  With NoneEnabled they list none last among
+# their ciphers in every KEXINIT, the first one included (NoneMacEnabled:
+# among their MACs too), and count on the client to ask only after
+# authentication; toward them the switch's rekey offers none first, and
+# only when they list it.  A paramiko peer with a none cipher plays HPN-SSH
+# 18.8 (its banner, its lists), peers with "hpn" elsewhere in the banner,
+# and a stock one; another plays a client that asks our server for none on
+# a connection with a pty.
 PMK="$HPN_TOP/tests/regress/hpn-none-paramiko.py"
 PY=/usr/bin/python3
+HS=OpenSSH_10.2p1_hpn18.8.0
 if [ -z "$HPN_TOP" ] || ! $PY -c 'import paramiko' 2>/dev/null; then
 	verbose "$tid: no paramiko or HPN_TOP: HPN-SSH negotiation not tested"
 else
@@ -258,65 +269,141 @@ Host hpnssh-peer
 	BatchMode yes
 	LogLevel info
 EOC
-	# peer BANNER yes|no [SSH OPTIONS...]: upload DATA; $OUT: the peer's
-	# key exchanges; $ERR: the client's stderr
-	peer() {
-		_b=$1 _a=$2
-		shift 2
+	# peer_start BANNER no|cipher|cipher,mac: the peer, listening; $OUT:
+	# its key exchanges, commands and global requests
+	peer_start() {
 		rm -f $OUT $ERR
 		timeout 60 $PY $PMK server $PPORT $OBJ/host.ssh-ed25519 \
-		    $OBJ/authorized_keys_$USER "$_b" $_a > $OUT 2>&1 &
+		    $OBJ/authorized_keys_$USER "$1" $2 > $OUT 2>&1 &
 		_p=$!
 		_i=0
 		while [ $_i -lt 50 ] && ! ss -ltn 2>/dev/null | grep -q ":$PPORT "; do
 			sleep 0.1
 			_i=`expr $_i + 1`
 		done
+	}
+	# peer BANNER no|cipher|cipher,mac [SSH OPTIONS...]: upload DATA;
+	# $ERR: the client's stderr
+	peer() {
+		_b=$1
+		peer_start "$1" $2
+		shift 2
 		s=`timeout 60 ${REAL_SSH} -F $OBJ/hpnn-peer.conf "$@" hpnssh-peer \
 		    sha256sum < $DATA 2> $ERR`
 		wait $_p
-		[ "$s" = "$SUM" ] || fail "$_b ($_a): checksum differs: `cat $ERR $OUT`"
+		[ "$s" = "$SUM" ] || fail "$_b: checksum differs: `cat $ERR $OUT`"
+	}
+	# peer_down BANNER no|cipher|cipher,mac [SSH OPTIONS...]: download
+	# 4 MiB of zeros; $ERR: the client's stderr
+	ZSUM=`dd if=/dev/zero bs=1048576 count=4 2>/dev/null | sha256sum`
+	peer_down() {
+		_b=$1
+		peer_start "$1" $2
+		shift 2
+		s=`timeout 60 ${REAL_SSH} -F $OBJ/hpnn-peer.conf "$@" hpnssh-peer \
+		    zeros 4194304 2> $ERR < /dev/null | sha256sum`
+		wait $_p
+		[ "$s" = "$ZSUM" ] || fail "$_b: download differs: `cat $ERR $OUT`"
+	}
+	# not_capped WHAT: the client's windows toward an HPN peer
+	not_capped() {
+		grep -q "windows capped" $ERR && fail "$1: windows capped"
+		grep -q "with HPN (its banner): windows not capped" $ERR ||
+			fail "$1: no window decision seen: `cat $ERR`"
+	}
+	# kexes: the peer saw N key exchanges
+	kexes() {
+		grep -c "^kex [0-9]*:" $OUT
 	}
 
-	verbose "$tid: HPN-SSH server allowing none: offered first, chosen"
-	peer OpenSSH_10.2p1-hpn18.8.0 yes $NONE
-	grep -q "WARNING: NoneSwitch: data now travels UNENCRYPTED" $ERR ||
-		fail "HPN-SSH allowing none: no switch: `cat $ERR $OUT`"
-	grep -q "^kex 2: client ciphers none,[^;]*; cipher none none; mac hmac" $OUT ||
-		fail "HPN-SSH allowing none: `cat $OUT`"
-	grep -q "^kex 1: client ciphers [^;]*none" $OUT &&
-		fail "none offered before authentication: `cat $OUT`"
+	verbose "$tid: HPN-SSH server with NoneEnabled: none offered first, chosen"
+	peer_down $HS cipher $NONE -v
+	switched_hs() {
+		n=`grep -c "WARNING: NoneSwitch: data now travels UNENCRYPTED" $ERR`
+		[ "$n" = 1 ] || fail "$1: expected one switch warning, got $n: `cat $ERR $OUT`"
+		grep -q "^kex 1: client ciphers [^;]*none" $OUT &&
+			fail "$1: none offered before authentication: `cat $OUT`"
+		grep -q "^kex 2: client ciphers none,[^;]*; cipher none none; mac $2" $OUT ||
+			fail "$1: `cat $OUT`"
+	}
+	switched_hs "HPN-SSH allowing none" "hmac"
+	grep -q "UNAUTHENTICATED" $ERR && fail "HPN-SSH: MAC off without NoneMacEnabled"
+	not_capped "HPN-SSH"
+	# metrics are asked of our servers only (-v: at the start and end)
+	grep -q "^global request: tcp-info@" $OUT && fail "HPN-SSH: asked for metrics"
 
-	verbose "$tid: HPN-SSH server allowing none: the none MAC too"
-	peer OpenSSH_10.2p1-hpn18.8.0 yes $NONE -oNoneMacEnabled=yes
+	verbose "$tid: HPN-SSH server with NoneEnabled and NoneMacEnabled: the none MAC too"
+	peer $HS cipher,mac $NONE -oNoneMacEnabled=yes
+	switched_hs "HPN-SSH none MAC" "none none"
 	grep -q "UNENCRYPTED and UNAUTHENTICATED" $ERR ||
 		fail "HPN-SSH none MAC: `cat $ERR $OUT`"
-	grep -q "^kex 2: .*cipher none none; mac none none" $OUT ||
-		fail "HPN-SSH none MAC: `cat $OUT`"
 
-	verbose "$tid: HPN-SSH server not allowing none: encrypted, no failure"
-	peer OpenSSH_10.2p1-hpn18.8.0 no $NONE -oNoneMacEnabled=yes
+	verbose "$tid: HPN-SSH server with NoneEnabled only: the MAC stays"
+	peer $HS cipher $NONE -oNoneMacEnabled=yes
+	switched_hs "HPN-SSH without NoneMacEnabled" "hmac"
+	grep -q "UNAUTHENTICATED" $ERR && fail "HPN-SSH without NoneMacEnabled: MAC off"
+	grep -q "^kex 2: client ciphers none,[^;]*; .*mac none" $OUT &&
+		fail "HPN-SSH without NoneMacEnabled: `cat $OUT`"
+
+	verbose "$tid: HPN-SSH server without NoneEnabled: not asked, one notice"
+	peer $HS no $NONE -oNoneMacEnabled=yes
 	grep -q "WARNING: NoneSwitch" $ERR && fail "HPN-SSH without none: switched"
-	grep -q "server (HPN-SSH) does not allow the none cipher: staying encrypted" $ERR ||
-		fail "HPN-SSH without none: no notice: `cat $ERR`"
-	grep -q "^kex 2: client ciphers none,[^;]*; cipher aes[^ ]* aes[^ ]*; mac hmac" $OUT ||
-		fail "HPN-SSH without none: `cat $OUT`"
+	n=`grep -c "NoneSwitch: the server (HPN-SSH) does not allow the none cipher: staying encrypted" $ERR`
+	[ "$n" = 1 ] || fail "HPN-SSH without none: expected one notice, got $n: `cat $ERR`"
+	grep -q "client ciphers [^;]*none" $OUT && fail "HPN-SSH without none: offered none: `cat $OUT`"
+	[ "`kexes`" = 1 ] || fail "HPN-SSH without none: a rekey: `cat $OUT`"
 
-	verbose "$tid: stock server: none never offered"
-	peer OpenSSH_10.2p1 yes $NONE
-	grep -q "server does not allow the none cipher" $ERR ||
+	verbose "$tid: the older HPN-SSH banner shape (-hpn)"
+	peer OpenSSH_10.2p1-hpn18.8.0 cipher $NONE
+	switched_hs "HPN-SSH -hpn" "hmac"
+
+	# "hpn" elsewhere in the banner: HPN-SSH takes such a peer for an HPN
+	# one, and so do we: no window cap, and the None switch by its KEXINIT
+	verbose "$tid: hpn in a banner's comment, none listed: switched"
+	peer_down "OpenSSH_10.0p1 Debian-hpn" cipher $NONE -v
+	switched_hs "Debian-hpn" "hmac"
+	not_capped "Debian-hpn"
+	verbose "$tid: hpn in a banner's comment, none not listed: not asked"
+	peer_down "OpenSSH_9.9 hpnfoo" no $NONE -v
+	grep -q "WARNING: NoneSwitch" $ERR && fail "hpnfoo: switched"
+	grep -q "server (HPN-SSH) does not allow the none cipher" $ERR ||
+		fail "hpnfoo: no notice: `cat $ERR`"
+	[ "`kexes`" = 1 ] || fail "hpnfoo: a rekey: `cat $OUT`"
+	not_capped "hpnfoo"
+
+	verbose "$tid: stock server: none never offered, even listed"
+	peer_down OpenSSH_10.2p1 cipher,mac $NONE -v
+	grep -q "NoneSwitch: the server does not allow the none cipher" $ERR ||
 		fail "stock peer: no notice: `cat $ERR`"
 	grep -q "client ciphers [^;]*none" $OUT && fail "stock peer offered none: `cat $OUT`"
-	grep -q "^kex 1: " $OUT || fail "stock peer: no key exchange seen: `cat $OUT`"
+	[ "`kexes`" = 1 ] || fail "stock peer: a rekey: `cat $OUT`"
+	grep -q "peer is OpenSSH 10.2 without HPN: windows capped" $ERR ||
+		fail "stock peer: windows not capped"
+
+	# legacy scp: the remote program is hpnscp where the server has it:
+	# ours (by its EXT_INFO, hpn-basics), HPN-SSH from release 16 on
+	for c in "$HS|hpnscp" "OpenSSH_8.8p1-hpn16v1|hpnscp" \
+	    "OpenSSH_10.0p1 Debian-hpn|scp" "OpenSSH_10.2p1|scp"; do
+		b=`echo "$c" | cut -d'|' -f1`
+		want=`echo "$c" | cut -d'|' -f2`
+		verbose "$tid: legacy scp from $b runs $want"
+		peer_start "$b" no
+		timeout 60 ${SCP} -O -S ${REAL_SSH} -F $OBJ/hpnn-peer.conf \
+		    hpnssh-peer:/nonexistent $OBJ/hpnn-scp.out > $ERR 2>&1 &&
+			fail "legacy scp from $b: the peer ran it"
+		wait $_p
+		grep -q "^exec: $want -f " $OUT ||
+			fail "legacy scp from $b: expected $want: `cat $OUT`"
+	done
 
 	verbose "$tid: our server drops none once a session has a pty"
 	echo "NoneEnabled yes" >> $OBJ/sshd_config
 	start_sshd
-	for pty in nopty pty; do
+	for pty in nopty pty only; do
 		timeout 60 $PY $PMK client $PORT $OBJ/ssh-ed25519 $USER \
-		    OpenSSH_10.3p1_hpn0.1.0 $pty > $OUT 2>&1
+		    $HS $pty > $OUT 2>&1
 		case $pty in
-		nopty)	want="kex: cipher none none" ;;
+		nopty|only) want="kex: cipher none none" ;;
 		pty)	want="kex: cipher aes128-ctr aes128-ctr"
 			grep -q "pty: granted" $OUT || fail "pty refused: `cat $OUT`" ;;
 		esac
@@ -324,6 +411,20 @@ EOC
 	done
 	stop_sshd
 	cp $OBJ/sshd_config.orig $OBJ/sshd_config
+
+	# HPN-SSH's client proposes none alone after authentication: without
+	# NoneEnabled there is no cipher in common (as with HPN-SSH's server)
+	verbose "$tid: a client asking for none alone, server without NoneEnabled"
+	start_sshd
+	fresh
+	timeout 60 $PY $PMK client $PORT $OBJ/ssh-ed25519 $USER $HS only \
+	    > $OUT 2>&1
+	grep -q "^kex: failed" $OUT || fail "none alone, not allowed: `cat $OUT`"
+	grep -q "peer asked for the none cipher, which is not allowed here" \
+	    $TEST_SSHD_LOGFILE || fail "none alone, not allowed: not said"
+	grep -q "before authentication" $TEST_SSHD_LOGFILE &&
+		fail "none alone, not allowed: said to be before authentication"
+	stop_sshd
 fi
 
 rm -f $DATA $OUT $ERR $OBJ/hpnn-* $OBJ/sshd_config.orig $OBJ/sshd_proxy.orig \

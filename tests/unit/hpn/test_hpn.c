@@ -1,6 +1,7 @@
 /*
  * Unit tests of the HPN patch set's own code that is not about speed:
- * telling HPN peers from others by their banner, the port fallback, option
+ * telling HPN peers from others (by their banner, ours by our EXT_INFO
+ * extension), how the None switch proposes none, the port fallback, option
  * sizes, sftp request counts, buffer growth, how bulk channels size
  * their reads, bursts and pipes, the hashes of file ranges, and the TCP
  * stack metrics (samples, their wire and CSV forms, the summary line).
@@ -43,9 +44,13 @@ Options options;	/* hpn-client.c reads hpnssh's options */
 
 void tests(void);
 
-/* f() on an ssh whose peer sent banner; we are the client unless server. */
+/*
+ * f() on an ssh whose peer sent banner; we are the client unless server;
+ * ours: the server sent our EXT_INFO extension (hpn-compat.c).
+ */
 static int
-peer_check(int (*f)(struct ssh *), const char *banner, int server)
+peer_check_ours(int (*f)(struct ssh *), const char *banner, int server,
+    int ours)
 {
 	struct ssh ssh;
 	struct kex *kex;
@@ -60,9 +65,17 @@ peer_check(int (*f)(struct ssh *), const char *banner, int server)
 	    kex->client_version, "SSH-2.0-OpenSSH_10.3p1_hpn1",
 	    strlen("SSH-2.0-OpenSSH_10.3p1_hpn1")), 0);
 	ssh.kex = kex;
+	hpn_peer_set_ours(ours);
 	r = f(&ssh);
+	hpn_peer_set_ours(0);
 	kex_free(kex);
 	return r;
+}
+
+static int
+peer_check(int (*f)(struct ssh *), const char *banner, int server)
+{
+	return peer_check_ours(f, banner, server, 0);
 }
 
 static int
@@ -72,15 +85,125 @@ peer_is_hpn(const char *banner, int server)
 }
 
 static int
-peer_is_hpnssh(const char *banner, int server)
+peer_is_ours(const char *banner, int server, int ours)
 {
-	return peer_check(hpn_peer_is_hpnssh, banner, server);
+	return peer_check_ours(hpn_peer_is_ours, banner, server, ours);
 }
 
 static int
-peer_has_names(const char *banner)
+peer_is_hpnssh(const char *banner, int server, int ours)
 {
-	return peer_check(hpn_peer_has_hpn_names, banner, 0);
+	return peer_check_ours(hpn_peer_is_hpnssh, banner, server, ours);
+}
+
+static int
+peer_has_names(const char *banner, int ours)
+{
+	return peer_check_ours(hpn_peer_has_hpn_names, banner, 0, ours);
+}
+
+/*
+ * hpn_none_plan() on a client whose server sent banner and HPN_NONE_EXT
+ * with value ext (NULL: not sent), and whose KEXINIT listed the ciphers
+ * ctos and stoc and the MACs macs both ways.  *mac: the none MAC wanted
+ * in, allowed out.
+ */
+static int
+none_plan2(const char *banner, const char *ext, const char *ctos,
+    const char *stoc, const char *macs, int *mac)
+{
+	struct ssh ssh;
+	struct kex *kex;
+	char *prop[PROPOSAL_MAX];
+	const char *why = "unset";
+	int i, r;
+
+	memset(&ssh, 0, sizeof(ssh));
+	ASSERT_PTR_NE(kex = kex_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_put(kex->server_version, banner,
+	    strlen(banner)), 0);
+	ssh.kex = kex;
+	for (i = 0; i < PROPOSAL_MAX; i++)
+		prop[i] = "";
+	prop[PROPOSAL_ENC_ALGS_CTOS] = (char *)ctos;
+	prop[PROPOSAL_ENC_ALGS_STOC] = (char *)stoc;
+	prop[PROPOSAL_MAC_ALGS_CTOS] = prop[PROPOSAL_MAC_ALGS_STOC] =
+	    (char *)macs;
+	/* what an earlier case left: no extension */
+	ASSERT_INT_EQ(hpn_none_ext_parse(&ssh, HPN_NONE_EXT, "", 0), 1);
+	hpn_peer_set_ours(0);
+	ASSERT_INT_EQ(hpn_none_ext_parse(&ssh, "server-sig-algs", "", 0), 0);
+	if (ext != NULL)
+		ASSERT_INT_EQ(hpn_none_ext_parse(&ssh, HPN_NONE_EXT, ext,
+		    strlen(ext)), 1);
+	hpn_none_peer_proposal(&ssh, prop);
+	r = hpn_none_plan(&ssh, mac, &why);
+	if (r == HPN_NONE_STAY) {
+		ASSERT_PTR_NE(why, NULL);
+		ASSERT_INT_EQ(*mac, 0);
+	} else
+		ASSERT_PTR_EQ(why, NULL);
+	hpn_peer_set_ours(0);
+	kex_free(kex);
+	return r;
+}
+
+static int
+none_plan(const char *banner, const char *ext, const char *ciphers,
+    const char *macs, int *mac)
+{
+	return none_plan2(banner, ext, ciphers, ciphers, macs, mac);
+}
+
+/* The notice of hpn_none_plan() when it stays, "" when it switches. */
+static const char *
+none_why(const char *banner, const char *ext, const char *ciphers)
+{
+	struct ssh ssh;
+	struct kex *kex;
+	char *prop[PROPOSAL_MAX];
+	const char *why = NULL;
+	int i, mac = 0;
+
+	memset(&ssh, 0, sizeof(ssh));
+	ASSERT_PTR_NE(kex = kex_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_put(kex->server_version, banner,
+	    strlen(banner)), 0);
+	ssh.kex = kex;
+	for (i = 0; i < PROPOSAL_MAX; i++)
+		prop[i] = (char *)ciphers;
+	ASSERT_INT_EQ(hpn_none_ext_parse(&ssh, HPN_NONE_EXT, "", 0), 1);
+	hpn_peer_set_ours(0);
+	if (ext != NULL)
+		ASSERT_INT_EQ(hpn_none_ext_parse(&ssh, HPN_NONE_EXT, ext,
+		    strlen(ext)), 1);
+	hpn_none_peer_proposal(&ssh, prop);
+	if (hpn_none_plan(&ssh, &mac, &why) != HPN_NONE_STAY)
+		why = "";
+	hpn_peer_set_ours(0);
+	kex_free(kex);
+	return why;
+}
+
+/* hpn_none_ext_value() on a server whose client sent banner. */
+static const char *
+none_ext_value(const char *banner, int enabled, int mac)
+{
+	struct ssh ssh;
+	struct kex *kex;
+	const char *v;
+
+	memset(&ssh, 0, sizeof(ssh));
+	ASSERT_PTR_NE(kex = kex_new(), NULL);
+	kex->server = 1;
+	ASSERT_INT_EQ(sshbuf_put(kex->client_version, banner,
+	    strlen(banner)), 0);
+	ssh.kex = kex;
+	hpn_none_server_config(enabled, mac);
+	v = hpn_none_ext_value(&ssh);
+	hpn_none_server_config(0, 0);
+	kex_free(kex);
+	return v;
 }
 
 static struct addrinfo *
@@ -1290,7 +1413,9 @@ tests(void)
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 1), 1);
 	TEST_DONE();
 
-	TEST_START("banner: HPN-SSH style tag");
+	TEST_START("banner: HPN-SSH's tags, old and new");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 1), 1);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0", 0), 1);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 0), 1);
 	TEST_DONE();
@@ -1302,9 +1427,13 @@ tests(void)
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-dropbear_2022.83", 1), 0);
 	TEST_DONE();
 
-	TEST_START("banner: hpn only in the comment does not count");
-	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6 hpn-lookalike", 0), 0);
+	TEST_START("banner: hpn anywhere counts, as HPN-SSH counts it");
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.9 hpnfoo", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.0p1 Debian-hpn", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6 hpn-lookalike", 1), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6 x y HPN", 0), 1);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6\r\nhpn", 0), 0);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_9.6 hp", 0), 0);
 	TEST_DONE();
 
 	TEST_START("banner: malformed or short");
@@ -1313,30 +1442,167 @@ tests(void)
 	ASSERT_INT_EQ(peer_is_hpn("HTTP/1.1 hpn", 0), 0);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-hp", 0), 0);
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-xhpn", 0), 1);
+	ASSERT_INT_EQ(peer_is_hpn("SSH-hpn", 0), 1);
 	ASSERT_INT_EQ(hpn_peer_is_hpn(NULL), 0);
 	TEST_DONE();
 
-	TEST_START("banner: HPN-SSH told from this patch set");
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.2p1-hpn18.8.0", 0), 1);
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 1), 1);
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0), 0);
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1_hpn0.0.1", 1), 0);
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.0", 0), 0);
-	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_9.6 -hpn18", 0), 0);
+	TEST_START("peer: ours by our EXT_INFO extension, not by the banner");
+	ASSERT_INT_EQ(peer_is_ours("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0, 0), 0);
+	ASSERT_INT_EQ(peer_is_ours("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0, 1), 1);
+	/* a server never has that evidence of its client */
+	ASSERT_INT_EQ(peer_is_ours("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 1, 1), 0);
+	ASSERT_INT_EQ(hpn_peer_is_ours(NULL), 0);
+	TEST_DONE();
+
+	TEST_START("peer: HPN-SSH is every other hpn banner, whatever its shape");
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 0, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.2p1-hpn18.8.0", 0, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 1, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_9.6 -hpn18", 0, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.0p1 Debian-hpn", 0, 0), 1);
+	/* our shape without our extension: an HPN-SSH */
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0, 0), 1);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0, 1), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 0, 1), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.0", 0, 0), 0);
+	ASSERT_INT_EQ(peer_is_hpnssh("SSH-2.0-OpenSSH_10.0", 0, 1), 0);
 	ASSERT_INT_EQ(hpn_peer_is_hpnssh(NULL), 0);
 	TEST_DONE();
 
-	TEST_START("banner: who installs hpnscp");
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1_hpn0.0.1"), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0"), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn17v0"), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn16v1"), 0);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.0p1-HPN14v16"), 0);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn"), 0);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn99999999999999999999"), 1);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0"), 0);
-	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.6 _hpn1"), 0);
+	TEST_START("peer: who installs hpnscp");
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 1), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1_hpn0.0.1", 1), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn18.6.0", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn17v0", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn16v1", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.8p1-hpn15v2", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_8.0p1-HPN14v16", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9p1-hpn99999999999999999999", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.6 _hpn1", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.0p1 Debian-hpn", 0), 0);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9 hpnfoo hpn18", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9 hpn17x", 0), 1);
+	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9\rhpn18", 0), 0);
+	TEST_DONE();
+
+	TEST_START("none: what our server tells which client");
+	ASSERT_STRING_EQ(none_ext_value("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG,
+	    1, 1), "cipher,mac");
+	ASSERT_STRING_EQ(none_ext_value("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG,
+	    1, 0), "cipher");
+	/* not allowed: said all the same (it tells our server from HPN-SSH) */
+	ASSERT_STRING_EQ(none_ext_value("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG,
+	    0, 0), "");
+	ASSERT_STRING_EQ(none_ext_value("SSH-2.0-OpenSSH_10.2p1_hpn18.8.0",
+	    0, 0), "");
+	ASSERT_PTR_EQ(none_ext_value("SSH-2.0-OpenSSH_10.2p1", 1, 1), NULL);
+	ASSERT_PTR_EQ(none_ext_value("SSH-2.0-PuTTY_Release_0.78", 1, 0), NULL);
+	TEST_DONE();
+
+	TEST_START("none: toward our server, its EXT_INFO decides");
+	{
+		int mac;
+		const char *ours = "SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG;
+		const char *enc = "aes128-gcm@openssh.com,aes128-ctr";
+
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(ours, "cipher,mac", enc, "hmac-sha2-256",
+		    &mac), HPN_NONE_ONLY);
+		ASSERT_INT_EQ(mac, 1);
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(ours, "cipher", enc, "hmac-sha2-256",
+		    &mac), HPN_NONE_ONLY);
+		ASSERT_INT_EQ(mac, 0);
+		mac = 0;
+		ASSERT_INT_EQ(none_plan(ours, "cipher,mac", enc, "hmac-sha2-256",
+		    &mac), HPN_NONE_ONLY);
+		ASSERT_INT_EQ(mac, 0);
+		/* not allowed: no rekey, even were none listed */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(ours, "", "aes128-ctr,none", "none",
+		    &mac), HPN_NONE_STAY);
+		ASSERT_STRING_EQ(none_why(ours, "", "aes128-ctr,none"),
+		    "the server does not allow the none cipher");
+		/* an unknown word allows nothing */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(ours, "mac", enc, "none", &mac),
+		    HPN_NONE_STAY);
+	}
+	TEST_DONE();
+
+	TEST_START("none: toward HPN-SSH, its KEXINIT decides");
+	{
+		int mac;
+		const char *hs = "SSH-2.0-OpenSSH_10.2p1_hpn18.8.0";
+		const char *enc = "chacha20-poly1305-mt@hpnssh.org,"
+		    "aes128-gcm@openssh.com,aes128-ctr";
+		const char *encn = "chacha20-poly1305-mt@hpnssh.org,"
+		    "aes128-gcm@openssh.com,aes128-ctr,none";
+
+		/* NoneEnabled and NoneMacEnabled */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(hs, NULL, encn, "hmac-sha2-256,none",
+		    &mac), HPN_NONE_FIRST);
+		ASSERT_INT_EQ(mac, 1);
+		mac = 0;
+		ASSERT_INT_EQ(none_plan(hs, NULL, encn, "hmac-sha2-256,none",
+		    &mac), HPN_NONE_FIRST);
+		ASSERT_INT_EQ(mac, 0);
+		/* NoneEnabled only */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(hs, NULL, encn, "hmac-sha2-256", &mac),
+		    HPN_NONE_FIRST);
+		ASSERT_INT_EQ(mac, 0);
+		/* neither: none is not proposed at all */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(hs, NULL, enc, "hmac-sha2-256", &mac),
+		    HPN_NONE_STAY);
+		ASSERT_STRING_EQ(none_why(hs, NULL, enc),
+		    "the server (HPN-SSH) does not allow the none cipher");
+		/* a none MAC without the none cipher is no none at all */
+		mac = 1;
+		ASSERT_INT_EQ(none_plan(hs, NULL, enc, "hmac-sha2-256,none",
+		    &mac), HPN_NONE_STAY);
+		/* none one way only */
+		mac = 0;
+		ASSERT_INT_EQ(none_plan2(hs, NULL, encn, enc, "none", &mac),
+		    HPN_NONE_STAY);
+		mac = 0;
+		ASSERT_INT_EQ(none_plan2(hs, NULL, enc, encn, "none", &mac),
+		    HPN_NONE_STAY);
+		/* the old shape, and hpn in unexpected places */
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_10.2p1-hpn18.8.0",
+		    NULL, encn), "");
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_10.0p1 Debian-hpn",
+		    NULL, encn), "");
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_9.9 hpnfoo",
+		    NULL, enc),
+		    "the server (HPN-SSH) does not allow the none cipher");
+		/* our banner's shape without our extension: HPN-SSH too */
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_10.3p1"
+		    HPN_VERSION_TAG, NULL, encn), "");
+	}
+	TEST_DONE();
+
+	TEST_START("none: toward stock servers, never");
+	{
+		int mac = 1;
+
+		ASSERT_INT_EQ(none_plan("SSH-2.0-OpenSSH_10.2p1", NULL,
+		    "aes128-ctr,none", "none", &mac), HPN_NONE_STAY);
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_10.2p1", NULL,
+		    "aes128-ctr"), "the server does not allow the none cipher");
+		ASSERT_STRING_EQ(none_why("SSH-2.0-dropbear_2022.83", NULL,
+		    "aes128-ctr,none"),
+		    "the server does not allow the none cipher");
+		/* our extension decides whatever the banner */
+		ASSERT_STRING_EQ(none_why("SSH-2.0-OpenSSH_10.2p1", "cipher",
+		    "aes128-ctr"), "");
+	}
 	TEST_DONE();
 
 	TEST_START("sizes: KiB by default, suffixes, limits");
