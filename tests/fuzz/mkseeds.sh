@@ -8,6 +8,10 @@
 #   sftp_server  what hpnsftp and hpnscp send hpnsftp-server in real runs
 #                (-D: a local server on a pipe, recorded by sftp-capture.py),
 #                on a directory laid out like the harness's fixture
+#   hash_range   the hash-range requests of sftp_server's seeds, and the
+#                same layout with pieces, past the end, unknown algorithms
+#   sftp_ref     the reference table's operations while sftp-server served
+#                sftp_server's seeds
 #   others       written by the seed writer NAME_seeds, built from
 #                NAME_seeds.c beside the harness: each seed composed by
 #                the very function our sender composes it with
@@ -99,6 +103,108 @@ rm soft"
 	capture scp-put-r "$tree/scp" -r -D "$w" "$tmp/local/tree" "x:$root/tree"
 }
 
+# hash-range@'s requests as hpn_hash_range_reply() reads them (after the
+# handle), behind a byte choosing the harness's file: those the real runs
+# above sent (sftp_server's seeds), then the same layout with pieces.
+hash_range() {
+	local out=$fz/corpus/hash_range
+	rm -rf "$out"
+	mkdir -p "$out"
+	python3 - "$fz/corpus/sftp_server" "$out" <<'PY'
+import glob, os, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+EXT = b"hash-range@hpn-patch-set.invalid"
+def s(b): return struct.pack(">I", len(b)) + b
+n = 0
+for f in sorted(glob.glob(src + "/*")):
+    d, i = open(f, "rb").read(), 0
+    while i + 5 <= len(d):
+        (ml,) = struct.unpack(">I", d[i:i + 4])
+        m, i = d[i + 4:i + 4 + ml], i + 4 + ml
+        if m[0] != 200 or m[9:9 + len(EXT)] != EXT:
+            continue
+        j = 9 + len(EXT)
+        (hl,) = struct.unpack(">I", m[j:j + 4])
+        body = m[j + 4 + hl:]
+        for sel in (0, 1):
+            name = "%s/real-%s-%d" % (out, os.path.basename(f), sel)
+            open(name, "wb").write(bytes([sel]) + body)
+            n += 1
+MIB = 1 << 20
+algs = b"sha256,blake2b512"
+for name, sel, a, off, ln, piece in (
+        ("big-2-pieces", 1, algs, 0, MIB + 4096, MIB),
+        ("big-64-pieces", 1, b"blake2b512", 0, 64 * MIB, MIB),
+        ("big-piece-0", 1, algs, 4096, MIB, 0),
+        ("file-past-end", 0, algs, 1 << 40, 4096, 0),
+        ("file-md5", 0, b"md5,sha1", 0, 4099, 0),
+        ("dir", 3, algs, 0, 4096, 0),
+        ("write-only", 4, algs, 0, 4096, 0),
+        ("empty", 2, algs, 0, 0, 0)):
+    open("%s/%s" % (out, name), "wb").write(bytes([sel]) + s(a) +
+        struct.pack(">QQI", off, ln, piece))
+    n += 1
+print("mkseeds: hash_range: %d seeds" % n)
+PY
+}
+
+# handle references: the operations sftp-server made on its reference
+# table while it served sftp_server's seeds (the real runs): each OPEN and
+# OPENDIR answered with the handle sftp-server would give, each handle the
+# client named resolved, each CLOSE a handle forgotten.
+sftp_ref() {
+	local out=$fz/corpus/sftp_ref
+	rm -rf "$out"
+	mkdir -p "$out"
+	python3 - "$fz/corpus/sftp_server" "$out" <<'PY'
+import glob, os, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+HANDLED = {4, 5, 6, 8, 10, 12}	# CLOSE READ WRITE FSTAT FSETSTAT READDIR
+EXT_HANDLED = {b"fsync@openssh.com", b"fstatvfs@openssh.com",
+               b"hash-range@hpn-patch-set.invalid", b"copy-data"}
+def gets(m, j):
+    (n,) = struct.unpack(">I", m[j:j + 4])
+    return m[j + 4:j + 4 + n], j + 4 + n
+n = 0
+for f in sorted(glob.glob(src + "/*")):
+    d, i, ops = open(f, "rb").read(), 0, b""
+    free, nh, byid = [], 0, {}	# sftp-server's handles: reused last closed first
+    while i + 9 <= len(d):
+        (ml,) = struct.unpack(">I", d[i:i + 4])
+        m, i = d[i + 4:i + 4 + ml], i + 4 + ml
+        t, (rid,) = m[0], struct.unpack(">I", m[1:5])
+        h = None
+        if t in HANDLED:
+            h, _ = gets(m, 5)
+        elif t == 200:
+            name, j = gets(m, 5)
+            if name in EXT_HANDLED:
+                h, _ = gets(m, j)
+        if t in (3, 11):		# OPEN, OPENDIR: answered with a handle
+            hd = free.pop() if free else nh
+            nh = max(nh, hd + 1)
+            byid[rid] = hd
+            ops += bytes([0, hd]) + struct.pack(">I", rid)
+        if h is not None and len(h) < 64:
+            ops += bytes([2]) + struct.pack(">H", len(h)) + h
+            if t == 4:		# CLOSE: the handle it named is forgotten
+                if len(h) == 4:
+                    hd = struct.unpack(">I", h)[0]
+                else:
+                    ids = [struct.unpack(">I", h[1 + 4 * k:5 + 4 * k])[0]
+                           for k in range((len(h) - 1) // 4)]
+                    hd = next((byid[x] for x in ids if x in byid), None)
+                if hd is not None and hd < 64:
+                    ops += bytes([1, hd])
+                    free.append(hd)
+                    byid = {k: v for k, v in byid.items() if v != hd}
+    if ops:
+        open("%s/%s" % (out, os.path.basename(f)), "wb").write(ops)
+        n += 1
+print("mkseeds: sftp_ref: %d seeds" % n)
+PY
+}
+
 others() {	# NAME: its seed writer
 	local out=$fz/corpus/$1
 	[ -x "$fbin/$1_seeds" ] || { echo "mkseeds: $fbin/$1_seeds missing" >&2; exit 1; }
@@ -111,6 +217,8 @@ others() {	# NAME: its seed writer
 for n in "$@"; do
 	case "$n" in
 	sftp_server) sftp_server ;;
+	hash_range) hash_range ;;
+	sftp_ref) sftp_ref ;;
 	*) others "$n" ;;
 	esac
 done
