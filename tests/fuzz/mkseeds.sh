@@ -12,9 +12,9 @@
 #                same layout with pieces, past the end, unknown algorithms
 #   sftp_ref     the reference table's operations while sftp-server served
 #                sftp_server's seeds
-#   others       written by the seed writer NAME_seeds, built from
-#                NAME_seeds.c beside the harness: each seed composed by
-#                the very function our sender composes it with
+#   others       written by the harness itself (HPN_FUZZ_SEEDS=DIR
+#                build/fuzz/bin/NAME_fuzz): each seed composed by the very
+#                function our sender composes it with
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 3 ] || { echo "usage: $0 HPN_TREE FUZZ_BIN NAME..." >&2; exit 2; }
@@ -205,12 +205,13 @@ print("mkseeds: sftp_ref: %d seeds" % n)
 PY
 }
 
-others() {	# NAME: its seed writer
+others() {	# NAME: the harness writes them (HPN_FUZZ_SEEDS)
 	local out=$fz/corpus/$1
-	[ -x "$fbin/$1_seeds" ] || { echo "mkseeds: $fbin/$1_seeds missing" >&2; exit 1; }
+	[ -x "$fbin/$1_fuzz" ] || { echo "mkseeds: $fbin/$1_fuzz missing (make fuzz-build)" >&2; exit 1; }
 	rm -rf "$out"
 	mkdir -p "$out"
-	"$fbin/$1_seeds" "$out"
+	HPN_FUZZ_SEEDS=$out "$fbin/$1_fuzz" > /dev/null 2>&1 ||
+		{ echo "mkseeds: $1_fuzz could not write its seeds" >&2; exit 1; }
 	echo "mkseeds: $1: $(ls "$out" | wc -l) seeds"
 }
 
