@@ -18,6 +18,8 @@
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
+#   make fuzz             every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60)
+#   make fuzz-long        ... until FUZZ_RUNS (10^7) or FUZZ_LONG_SECONDS (4 h) each
 #   make dev-tree         an editable quilt tree (see HACKING.md)
 #   make deps             apt-get install what the build and tests need (root)
 #
@@ -403,6 +405,37 @@ interop: $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@timeout --kill-after=30 1200 tests/interop/run.sh $(HPN_TREE) $(STOCK_TREE) $(B)/interop
 
 check-interop: interop
+
+# ---------------------------------------------------------------------------
+# fuzzing: the libFuzzer harnesses of tests/fuzz (README.md there) on a tree
+# of their own, build/fuzz/tree, configured with clang-14 and ASan + UBSan
+# + the fuzzer's coverage (scripts/fuzz.sh).  make fuzz: FUZZ_SECONDS (60)
+# each; make check runs it at 30 s a harness.  make fuzz-long: each until
+# FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (4 hours), FUZZ_JOBS at
+# a time (1).  FUZZ_ONLY="name ..." picks harnesses.  Fails on any crash,
+# leak, timeout or sanitizer report, printing it and the input.
+
+.PHONY: fuzz fuzz-long fuzz-build
+
+FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 14400
+FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= 1
+
+fuzz-build: $(DL)/.fetched
+	@scripts/deps.sh check fuzz
+	@scripts/fuzz.sh build $(DL) $(B)/fuzz $(LOGS) $(HPN_CONFIGURE)
+
+fuzz: $(DL)/.fetched
+	@scripts/deps.sh check fuzz
+	@FUZZ_MODE=short FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) \
+	    scripts/fuzz.sh all $(DL) $(B)/fuzz $(LOGS) $(HPN_CONFIGURE)
+
+fuzz-long: $(DL)/.fetched
+	@scripts/deps.sh check fuzz
+	@FUZZ_MODE=long FUZZ_LONG_SECONDS=$(FUZZ_LONG_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) \
+	    FUZZ_JOBS=$(FUZZ_JOBS) \
+	    scripts/fuzz.sh all $(DL) $(B)/fuzz $(LOGS) $(HPN_CONFIGURE)
 
 # ---------------------------------------------------------------------------
 # fault injection (tests/stress/run-stress.sh; root: network namespaces;

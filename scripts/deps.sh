@@ -1,5 +1,5 @@
 #!/bin/bash
-# deps.sh check build|pkg|site|test|bench   or   deps.sh install [build|pkg|site|test|bench|all]
+# deps.sh check build|pkg|site|test|fuzz|bench   or   deps.sh install [build|pkg|site|test|fuzz|bench|all]
 #
 # What the build, the packages and the tests need from a Debian/Ubuntu
 # machine, checked by the command or file each package provides.  "install"
@@ -27,6 +27,11 @@ libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
 libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
 krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit"
 bench_pkgs="jq:jq rsync:rsync"
+# make fuzz: clang with libFuzzer and the sanitizers' runtime, and
+# llvm-symbolizer for the reports' stacks.
+fuzz_pkgs="clang-14:clang-14
+libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a
+llvm-14:llvm-symbolizer-14"
 # The site flavours (sshd with PAM and Kerberos) and their security tests:
 # a KDC of the test's own (krb5kdc, kdb5_util, kadmin.local, kinit) and a
 # GSSAPI client (python3-gssapi).
@@ -40,8 +45,9 @@ want() {
 	build) echo "$build_pkgs" ;;
 	pkg) echo "$build_pkgs $pkg_pkgs" ;;
 	site) echo "$build_pkgs $site_pkgs" ;;
-	test) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs" ;;
-	bench|all) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs $bench_pkgs" ;;
+	fuzz) echo "$build_pkgs $fuzz_pkgs" ;;
+	test) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs $fuzz_pkgs" ;;
+	bench|all) echo "$build_pkgs $pkg_pkgs $site_pkgs $test_pkgs $fuzz_pkgs $bench_pkgs" ;;
 	*) echo "deps.sh: unknown set $1" >&2; exit 2 ;;
 	esac
 }
@@ -51,7 +57,7 @@ missing() {
 	for p in $(want "$1"); do
 		pkg=${p%%:*} probe=${p#*:}
 		case "$probe" in
-		/*) [ -e "$probe" ] && continue ;;
+		/*) compgen -G "$probe" >/dev/null && continue ;;	# a glob too
 		*) command -v "$probe" >/dev/null 2>&1 && continue ;;
 		esac
 		echo "$pkg"
@@ -92,7 +98,7 @@ install)
 	apt-get install -y -q --no-install-recommends $m
 	;;
 *)
-	echo "usage: $0 check build|pkg|site|test|bench | install [build|pkg|site|test|bench|all]" >&2
+	echo "usage: $0 check build|pkg|site|test|fuzz|bench | install [build|pkg|site|test|fuzz|bench|all]" >&2
 	exit 2
 	;;
 esac

@@ -168,34 +168,23 @@ remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 {
 	struct pending *p = ctx;
 	struct hpn_msample s;
-	struct sshbuf *b = NULL;
 	const u_char *d;
 	size_t len;
-	double now;
 	int r, final = p->final;
 
 	if (m.outstanding > 0)
 		m.outstanding--;
 	if (type == SSH2_MSG_REQUEST_SUCCESS && m.answers >= 0) {
 		d = sshpkt_ptr(ssh, &len);
-		if ((b = sshbuf_from(d, len)) == NULL)
-			fatal_f("sshbuf_from failed");
-		if ((r = hpn_msample_get(b, &s)) != 0) {
+		if ((r = hpn_metrics_reply(d, len, p->sent, now_unix(),
+		    &s)) != 0) {
 			error_fr(r, "Metrics: a malformed answer from the "
 			    "server; ignored");
 		} else {
-			/*
-			 * The server's clock, when it falls between request
-			 * and answer on ours; else the nearer of the two.
-			 */
-			now = now_unix();
-			if (s.time < p->sent || s.time > now)
-				s.time = s.time < p->sent ? p->sent : now;
 			row(&m.remote, m.path_remote, &s);
 			hpn_mend_add(&m.rem, &s);
 			m.answers = 1;
 		}
-		sshbuf_free(b);
 	} else if (m.answers == 0) {
 		m.answers = -1;
 		if (m.files) {

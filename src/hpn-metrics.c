@@ -218,6 +218,31 @@ hpn_msample_get(struct sshbuf *b, struct hpn_msample *s)
 	return 0;
 }
 
+/*
+ * hpnssh: the server's answer to a metrics request (the REQUEST_SUCCESS
+ * payload, len bytes at d), asked at Unix time sent and taken at now:
+ * its sample in s, stamped with the server's clock when that falls
+ * between the two, else with the nearer of them.  0, or an SSH_ERR_* code
+ * (malformed).
+ */
+int
+hpn_metrics_reply(const u_char *d, size_t len, double sent, double now,
+    struct hpn_msample *s)
+{
+	struct sshbuf *b;
+	int r;
+
+	if ((b = sshbuf_from(d, len)) == NULL)
+		fatal_f("sshbuf_from failed");
+	r = hpn_msample_get(b, s);
+	sshbuf_free(b);
+	if (r != 0)
+		return r;
+	if (s->time < sent || s->time > now)
+		s->time = s->time < sent ? sent : now;
+	return 0;
+}
+
 void
 hpn_msample_header(FILE *f)
 {

@@ -1084,6 +1084,31 @@ metrics_tests(void)
 	}
 	TEST_DONE();
 
+	TEST_START("metrics: the server's answer, stamped between ask and answer");
+	{
+		struct sshbuf *b;
+		double t[] = { 99.5, 100.25, 101, 102.5 };
+		double want[] = { 100, 100.25, 101, 101 };
+		u_int i;
+
+		for (i = 0; i < sizeof(t) / sizeof(*t); i++) {
+			ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+			memset(&s, 0, sizeof(s));
+			s.time = t[i];
+			mset(&s, HPN_M_RTT, 1234);
+			ASSERT_INT_EQ(hpn_msample_put(b, &s), 0);
+			ASSERT_INT_EQ(hpn_metrics_reply(sshbuf_ptr(b),
+			    sshbuf_len(b), 100, 101, &s2), 0);
+			ASSERT_DOUBLE_EQ(s2.time, want[i]);
+			ASSERT_U64_EQ(s2.v[HPN_M_RTT], 1234);
+			/* cut short anywhere: malformed */
+			ASSERT_INT_NE(hpn_metrics_reply(sshbuf_ptr(b),
+			    sshbuf_len(b) - 1 - i, 100, 101, &s2), 0);
+			sshbuf_free(b);
+		}
+	}
+	TEST_DONE();
+
 	TEST_START("metrics: CSV header and rows, empty fields when absent");
 	{
 		FILE *f;

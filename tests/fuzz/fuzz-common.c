@@ -1,0 +1,260 @@
+/*
+ * HPN patch set: what every fuzz harness shares (fuzz-common.h).
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sanitizer/allocator_interface.h>
+
+#include "log.h"
+#include "misc.h"
+#include "sshbuf.h"
+
+#include "fuzz-common.h"
+
+sigjmp_buf fz_jmp;
+volatile int fz_armed;
+
+/*
+ * The allocations of the current step: an open-addressed set of pointers,
+ * emptied by moving to the next generation (a slot of another generation
+ * is empty), so that a step costs nothing to start.  Allocations and frees
+ * may come from any thread (sftp-server's hash workers): a spin lock.
+ */
+#define TRACK_SLOTS	(1 << 20)
+#define TRACK_TOMB	((uintptr_t)1)
+
+static struct slot {
+	uintptr_t p;
+	uint32_t gen;
+} track[TRACK_SLOTS];
+static uint32_t gen = 1;
+static size_t used;		/* slots of this generation, tombs included */
+static uint32_t taken[TRACK_SLOTS / 4 * 3];	/* ... which */
+static int inserting;		/* in a step: note allocations */
+static int removing;		/* ... and until its leftovers are freed */
+static int overflow, failed_step;
+static volatile char lock;
+
+static size_t
+hash(uintptr_t p)
+{
+	return (size_t)(((uint64_t)p >> 4) * 0x9e3779b97f4a7c15ULL >> 44) &
+	    (TRACK_SLOTS - 1);
+}
+
+static void
+take(void)
+{
+	while (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void
+give(void)
+{
+	__atomic_clear(&lock, __ATOMIC_RELEASE);
+}
+
+static void
+malloc_hook(const volatile void *ptr, size_t size)
+{
+	size_t i;
+
+	(void)size;
+	if (!inserting || ptr == NULL)
+		return;
+	take();
+	if (used >= TRACK_SLOTS / 4 * 3) {
+		overflow = 1;
+		give();
+		return;
+	}
+	for (i = hash((uintptr_t)ptr); track[i].gen == gen &&
+	    track[i].p != TRACK_TOMB; i = (i + 1) & (TRACK_SLOTS - 1))
+		;
+	if (track[i].gen != gen)
+		taken[used++] = (uint32_t)i;
+	track[i].p = (uintptr_t)ptr;
+	track[i].gen = gen;
+	give();
+}
+
+static void
+free_hook(const volatile void *ptr)
+{
+	size_t i;
+
+	if (!removing || ptr == NULL)
+		return;
+	take();
+	for (i = hash((uintptr_t)ptr); track[i].gen == gen;
+	    i = (i + 1) & (TRACK_SLOTS - 1)) {
+		if (track[i].p == (uintptr_t)ptr) {
+			track[i].p = TRACK_TOMB;
+			break;
+		}
+	}
+	give();
+}
+
+void
+fz_step_begin(void)
+{
+	if (failed_step) {
+		fprintf(stderr, "fuzz harness: a failed step's allocations "
+		    "were not released\n");
+		abort();
+	}
+	take();
+	if (++gen == 0) {		/* wrapped: start afresh */
+		memset(track, 0, sizeof(track));
+		gen = 1;
+	}
+	used = 0;
+	overflow = 0;
+	inserting = removing = 1;
+	give();
+}
+
+void
+fz_step_end(int failed)
+{
+	take();
+	inserting = 0;
+	removing = failed;
+	give();
+	failed_step = failed;
+}
+
+/*
+ * After a step that ended in fatal(), once the harness has freed the state
+ * it knows of: free what the step allocated and left, as the process's
+ * exit would have.  Returns how many blocks.
+ */
+size_t
+fz_step_release(void)
+{
+	size_t i, n = 0;
+	void *p;
+
+	if (!failed_step)
+		return 0;
+	failed_step = 0;
+	if (overflow) {
+		removing = 0;
+		fprintf(stderr, "fuzz harness: more allocations in one step "
+		    "than the tracker holds (%d)\n", TRACK_SLOTS / 4 * 3);
+		abort();
+	}
+	while (used > 0) {
+		i = taken[--used];
+		if (track[i].p == TRACK_TOMB)
+			continue;
+		p = (void *)track[i].p;
+		track[i].p = TRACK_TOMB;
+		free(p);
+		n++;
+	}
+	removing = 0;
+	return n;
+}
+
+void
+fz_exit(int code)
+{
+	if (!fz_armed) {
+		fprintf(stderr, "fuzz harness: exit(%d) outside a step\n",
+		    code);
+		abort();
+	}
+	fz_armed = 0;
+	siglongjmp(fz_jmp, 1);
+}
+
+/* log.c's fatal() ends here (sshd, ssh and sftp-server each have one). */
+void
+cleanup_exit(int i)
+{
+	fz_exit(i);
+}
+
+void
+fz_init(const char *progname)
+{
+	const char *v = getenv("HPN_FUZZ_LOG");
+
+	log_init(progname, v != NULL && *v != '\0' ? SYSLOG_LEVEL_DEBUG3 :
+	    SYSLOG_LEVEL_QUIET, SYSLOG_FACILITY_USER, 1);
+	if (__sanitizer_install_malloc_and_free_hooks(malloc_hook,
+	    free_hook) == 0) {
+		fprintf(stderr, "fuzz harness: cannot install malloc hooks\n");
+		abort();
+	}
+}
+
+int
+fz_u8(struct fz_in *in, uint8_t *v)
+{
+	if (in->len < 1)
+		return -1;
+	*v = in->p[0];
+	in->p++;
+	in->len--;
+	return 0;
+}
+
+int
+fz_u16(struct fz_in *in, uint16_t *v)
+{
+	if (in->len < 2)
+		return -1;
+	*v = (uint16_t)(in->p[0] << 8 | in->p[1]);
+	in->p += 2;
+	in->len -= 2;
+	return 0;
+}
+
+int
+fz_u32(struct fz_in *in, uint32_t *v)
+{
+	if (in->len < 4)
+		return -1;
+	*v = PEEK_U32(in->p);
+	in->p += 4;
+	in->len -= 4;
+	return 0;
+}
+
+int
+fz_u64(struct fz_in *in, uint64_t *v)
+{
+	if (in->len < 8)
+		return -1;
+	*v = PEEK_U64(in->p);
+	in->p += 8;
+	in->len -= 8;
+	return 0;
+}
+
+int
+fz_bytes(struct fz_in *in, size_t max, const uint8_t **p, size_t *len)
+{
+	uint16_t n;
+
+	if (fz_u16(in, &n) != 0)
+		return -1;
+	*len = MINIMUM(MINIMUM((size_t)n, max), in->len);
+	*p = in->p;
+	in->p += *len;
+	in->len -= *len;
+	return 0;
+}
