@@ -1,4 +1,4 @@
-#	HPN patch set: the SFTP transfer engine (src/hpn-sftp-xfer.c) against a
+#	HPN patch set: the SFTP transfer engine (src/xfer/) against a
 #	hostile server.  tests/regress/hpn-sftp-hostile.py relays a real
 #	sftp-server and replaces chosen replies: a wrong type, any status
 #	code, an id never used or already answered, a truncated body, handles

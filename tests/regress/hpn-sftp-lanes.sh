@@ -1,5 +1,5 @@
-#	HPN patch set: hpnscp -n N and hpnsftp -n N (src/hpn-sftp-lanes.c, the
-#	lanes of src/hpn-sftp-xfer.c).  Bad values; a large file in parts both
+#	HPN patch set: hpnscp -n N and hpnsftp -n N (src/xfer/lanes.c, the
+#	lanes of src/xfer/).  Bad values; a large file in parts both
 #	ways over 4 connections (each one carried a share); scp over a longer
 #	file (the size with the last WRITEs); sftp put (the truncating open
 #	first); trees with a large file in them; -p; our sftp-server, the

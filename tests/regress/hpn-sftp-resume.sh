@@ -1,4 +1,4 @@
-#	HPN patch set: verified resume (src/hpn-sftp-resume.c) and the
+#	HPN patch set: verified resume (src/xfer/resume.c) and the
 #	hash-range extension of our sftp-server (src/hpn-sftp-hash.c).
 #	scp -Z and sftp reget, reput, get -a, put -a, both ways: a partial
 #	destination is completed and only the rest is sent; a complete one is

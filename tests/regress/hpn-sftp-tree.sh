@@ -1,4 +1,4 @@
-#	HPN patch set: the SFTP transfer engine (src/hpn-sftp-xfer.c).  Trees
+#	HPN patch set: the SFTP transfer engine (src/xfer/).  Trees
 #	and many files with scp -r, scp with several sources, sftp put/get -r
 #	and globs in batch mode, against our sftp-server, the stock build's,
 #	Debian's and paramiko's; -p; an unreadable file and a full disk in the
