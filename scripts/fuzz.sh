@@ -59,7 +59,7 @@ build() {
 		die "$CLANG missing: run 'make deps' as root (clang-14, libclang-rt-14-dev, llvm-14)"
 	flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 	cfg=(--with-sandbox=no --without-hardening --without-stackprotect "$@"
-	    "CC=$CLANG" "CFLAGS=$flags" "CPPFLAGS=-D_FORTIFY_SOURCE=0"
+	    "CC=$CLANG" "CFLAGS=$flags" "CPPFLAGS=-D_FORTIFY_SOURCE=0 -DHPN_STRIPE_PART=65536 -DHPN_STRIPE_SPLIT=16384"
 	    "LDFLAGS=-fsanitize=address,undefined")
 	stamp=$dest/tree/.inputs
 	inputs=$( { printf '%s\n' "${cfg[@]}"; cat "$top/upstream/openssh.mk" \

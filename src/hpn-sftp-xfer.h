@@ -79,8 +79,13 @@ void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
 
 /* -n N: more connections for the engine (hpn-sftp-lanes.c) */
 #define HPN_LANES_MAX		64	/* -n at most */
+/* (the fuzz harness's build makes them small: tests/fuzz/xfer_fuzz.c) */
+#ifndef HPN_STRIPE_PART
 #define HPN_STRIPE_PART		(8 * 1024 * 1024) /* a file's parts: at least */
+#endif
+#ifndef HPN_STRIPE_SPLIT
 #define HPN_STRIPE_SPLIT	(512 * 1024)	/* taken over: at least */
+#endif
 #define HPN_LANE_STAGGER	0.1	/* s: the others start behind the first */
 int	hpn_sftp_lanes_parse(const char *);
 void	hpn_sftp_lanes_cmd(char * const *);

@@ -40,6 +40,8 @@ at the latest.  --log FILE gets a line for each reply replaced.
 same FILE (scp -n: the first connection is 1, the others follow).
 --rate BYTES: requests and replies pass at that many bytes a second at
 most each way (so that scp -n's other connections join before the end).
+--dump DIR: every reply the client gets is also written to DIR/NNNN, after
+a byte naming the type its request wanted (tests/fuzz's xfer_proto seeds).
 """
 
 import argparse
@@ -105,8 +107,16 @@ class Rule:
         return self.nth == "*" or self.seen == int(self.nth)
 
 
+# the reply each request wants when it succeeds
+WANTS = {"OPEN": HANDLE, "OPENDIR": HANDLE, "READ": DATA, "READDIR": NAME,
+         "REALPATH": NAME, "READLINK": NAME, "STAT": ATTRS, "LSTAT": ATTRS,
+         "FSTAT": ATTRS, "EXTENDED": 201}
+
+
 class Relay:
     def __init__(self, a):
+        self.dump = a.dump
+        self.ndump = 0
         self.rules = [Rule(r) for r in a.rule]
         self.log = open(a.log, "a") if a.log else None
         self.kind = {}          # request id -> (type name, rule, handle, off)
@@ -147,6 +157,12 @@ class Relay:
         (rid,) = struct.unpack(">I", body[1:5])
         tname, rule, handle, off = self.kind.pop(rid, ("?", None, None,
                                                        None))
+        if self.dump:
+            want = WANTS.get(tname, STATUS)
+            with open("%s/%04d" % (self.dump, self.ndump), "wb") as f:
+                f.write(bytes([[STATUS, HANDLE, DATA, NAME, ATTRS,
+                                201].index(want)]) + body)
+            self.ndump += 1
         if rule is None:
             if tname == "READ" and handle in self.eofh and \
                     off is not None and off > self.eofh[handle]:
@@ -213,6 +229,7 @@ def main():
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--instance", default=None)
     p.add_argument("--rate", type=float, default=0)
+    p.add_argument("--dump", default=None)
     p.add_argument("server", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.server and a.server[0] == "--":
