@@ -53,6 +53,8 @@ import subprocess
 import sys
 import time
 
+from sftpwire import frames
+
 INIT, VERSION = 1, 2
 NAMES = {1: "INIT", 3: "OPEN", 4: "CLOSE", 5: "READ", 6: "WRITE",
          7: "LSTAT", 8: "FSTAT", 9: "SETSTAT", 10: "FSETSTAT",
@@ -76,17 +78,6 @@ def attrs_file(size, mode=0o100644):
     # SIZE | PERMISSIONS | ACMODTIME
     return u32(0x1 | 0x4 | 0x8) + struct.pack(">Q", size) + u32(mode) + \
         u32(1700000000) + u32(1700000000)
-
-
-def frames(buf):
-    out = []
-    while len(buf) >= 4:
-        (n,) = struct.unpack(">I", buf[:4])
-        if len(buf) < 4 + n:
-            break
-        out.append(bytes(buf[4:4 + n]))
-        del buf[:4 + n]
-    return out
 
 
 class Rule:

@@ -42,6 +42,8 @@ import sys
 import threading
 import time
 
+from sftpwire import frames
+
 INIT, VERSION, OPEN, CLOSE, WRITE, OPENDIR = 1, 2, 3, 4, 6, 11
 STATUS, HANDLE, DATA, NAME, EXTENDED, EXTENDED_REPLY = (101, 102, 103, 104,
                                                        200, 201)
@@ -77,18 +79,6 @@ def parse():
 def sstr(b, off):
     (n,) = struct.unpack(">I", b[off:off + 4])
     return b[off + 4:off + 4 + n], off + 4 + n
-
-
-def frames(buf):
-    """Complete packets (type byte first) off the front of buf."""
-    out = []
-    while len(buf) >= 4:
-        (n,) = struct.unpack(">I", buf[:4])
-        if len(buf) < 4 + n:
-            break
-        out.append(bytes(buf[4:4 + n]))
-        del buf[:4 + n]
-    return out
 
 
 def pack(body):
