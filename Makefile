@@ -4,7 +4,8 @@
 #   make stock            the same pristine tarball, without our series
 #   make site, stock-site sshd of each with PAM and Kerberos (for check-security)
 #   make check            unit, security fixes, HPN regress, OpenSSH's full suite,
-#                         interop, package, ASan/UBSan and TSan (what CI runs)
+#                         interop, package, ASan/UBSan and TSan, fuzzing 30 s a
+#                         harness (what CI runs)
 #   make check-quick      unit, security, HPN regress and a subset of OpenSSH's t-exec
 #   make demo             the main job: stock scp vs hpnscp on a 1 Gbit/s, 50 ms path
 #   make bench            HPN vs stock vs iperf3 over RTTs, ciphers, modes (hours)
@@ -368,7 +369,8 @@ check-stock-openssh: $(STOCK_DIR)/.built check-prep
 
 # What CI runs (.ci/run: `make deps check`): patch-check, check-upstream,
 # check-unit, check-install, check-security, check-hpn, check-openssh (the
-# full suite), check-interop, check-asan-quick and check-package.
+# full suite), check-interop, check-asan-quick, fuzz (15 s a harness:
+# CHECK_FUZZ_SECONDS) and check-package.
 # OpenSSH's suite, 20 minutes of mostly waiting, runs in the background on
 # a copy of the tree while ours run (scripts/check-all.sh); the package
 # test runs last, alone.  `make stress` and the whole `make check-asan`
@@ -410,7 +412,7 @@ check-interop: interop
 # fuzzing: the libFuzzer harnesses of tests/fuzz (README.md there) on a tree
 # of their own, build/fuzz/tree, configured with clang-14 and ASan + UBSan
 # + the fuzzer's coverage (scripts/fuzz.sh).  make fuzz: FUZZ_SECONDS (60)
-# each; make check runs it at 30 s a harness.  make fuzz-long: each until
+# each; make check runs it at 15 s a harness.  make fuzz-long: each until
 # FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (4 hours), FUZZ_JOBS at
 # a time (1).  FUZZ_ONLY="name ..." picks harnesses.  Fails on any crash,
 # leak, timeout or sanitizer report, printing it and the input.

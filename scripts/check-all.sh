@@ -12,7 +12,7 @@
 # Everything the background suite starts is in a process group of its own,
 # killed by its PID on any failure, Ctrl-C or TERM.
 #
-# Environment: OPENSSH_BG_PORT (5242), MAKE.
+# Environment: OPENSSH_BG_PORT (5242), CHECK_FUZZ_SECONDS (15), MAKE.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 MAKE=${MAKE:-make}
@@ -58,6 +58,9 @@ say "OpenSSH's full suite started in the background (pid $bgpid, $bgtree, log $b
 # ctr-mt's ThreadSanitizer builds run in check-asan-quick, not twice.
 m check-unit SUBDIR_CHECK=check-plain
 m check-install check-security check-hpn check-interop check-asan-quick
+# every fuzz harness, briefly: a crash in a committed input or a new one
+# fails the build (the clang tree, then CHECK_FUZZ_SECONDS each)
+m fuzz FUZZ_SECONDS="${CHECK_FUZZ_SECONDS:-15}"
 say "foreground suites passed; waiting for OpenSSH's suite"
 
 rc=0

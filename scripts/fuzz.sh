@@ -24,7 +24,10 @@
 #          Prints, per harness, executions, coverage (cov, ft) and corpus
 #          size, and appends them to DEST/results.tsv.  Fails, printing the
 #          report and the input (path, hex dump, how to reproduce), on any
-#          crash, leak, timeout, out-of-memory or sanitizer report.
+#          crash, leak, timeout, out-of-memory or sanitizer report.  The
+#          harnesses' scratch files (sftp_server's fixture) go to
+#          FUZZ_TMPDIR (/dev/shm where writable, else DEST/run), in a
+#          directory removed after each run.
 #   all    build, then run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +55,8 @@ say() { echo "fuzz: $*"; }
 die() { echo "fuzz: error: $*" >&2; exit 1; }
 
 symbolizer=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
+tmpbase=${FUZZ_TMPDIR:-/dev/shm}
+[ -d "$tmpbase" ] && [ -w "$tmpbase" ] || tmpbase=$dest/run
 
 build() {
 	local flags cfg stamp inputs syms
@@ -130,12 +135,15 @@ report() {	# NAME LOG RC MARK
 
 run_one() {	# NAME
 	local name=$1 b=$bin/${1}_fuzz log=$dest/logs/$1.log seed=$dest/run/seed-$1
-	local corpus=$dest/corpus-$1 mark=$dest/run/.start-$1 rc=0 s args limit
+	local corpus=$dest/corpus-$1 mark=$dest/run/.start-$1 rc=0 s args limit tmp
 	local -a opts
 	[ -x "$b" ] || die "$b missing (build first)"
 	[ -d "$fz/corpus/$name" ] || die "$fz/corpus/$name missing: every harness has seeds"
 	rm -rf "$seed"
-	mkdir -p "$seed" "$corpus" "$dest/crashes" "$dest/logs" "$dest/run/tmp-$name"
+	mkdir -p "$seed" "$corpus" "$dest/crashes" "$dest/logs" "$dest/run"
+	# the harnesses' scratch files (sftp_server's fixture): in memory
+	# where there is a tmpfs, removed after the run
+	tmp=$(mktemp -d "$tmpbase/hpn-fuzz-$name.XXXXXX")
 	cp -a "$fz/corpus/$name/." "$seed/"
 	touch "$mark"
 	args=$(make -s --no-print-directory -C "$fz" TREE="$tree" "print-args-$name")
@@ -151,12 +159,12 @@ run_one() {	# NAME
 	fi
 	say "$name: $mode run (corpus $corpus, seeds $(ls "$seed" | wc -l))"
 	# shellcheck disable=SC2086
-	( cd "$dest/run" && TMPDIR="$dest/run/tmp-$name" \
+	( cd "$dest/run" && TMPDIR="$tmp" \
 	    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
 	    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
 	    exec timeout --kill-after=30 $(( limit + 600 )) "$b" "${opts[@]}" $args \
 	    "$corpus" "$seed" ) > "$log" 2>&1 || rc=$?
-	rm -rf "$dest/run/tmp-$name"
+	rm -rf "$tmp"
 	s=$(stats "$log")
 	set -- $s
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$mode" "$name" \

@@ -8,8 +8,9 @@
  *    outside a step is a harness error and aborts.
  *  - A step that ends that way leaves behind what it had allocated (the
  *    process would have exited).  The allocations made during a step are
- *    tracked (sanitizer malloc hooks); once the harness has reset the state
- *    it owns, fz_step_release() frees what the step left, so that
+ *    tracked (sanitizer malloc hooks; libcrypto's are not: it keeps what
+ *    it sets up on first use); once the harness has reset the state it
+ *    owns, fz_step_release() frees what the step left, so that
  *    LeakSanitizer reports only real leaks: memory lost by code that went
  *    on running.
  *  - The log goes nowhere unless HPN_FUZZ_LOG is set (debug3, to stderr),

@@ -60,6 +60,7 @@ static double fz_now;
 
 /* the packet layer too: its state (after authentication, a re-exchange) */
 #include "packet.c"
+#include "fuzz-packet.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -151,8 +152,11 @@ frame(struct sshbuf *b, const u_char *payload, size_t len)
 		bad("frame: %s", ssh_err(r));
 }
 
-/* The peer's packet through the packet layer, as the client loop reads. */
-static int
+/*
+ * The peer's packet through the packet layer, as the client and server
+ * loops read (an error is fatal there: sshpkt_fatal()).
+ */
+static void
 peer_packet(struct ssh *ssh, const u_char *payload, size_t len)
 {
 	struct sshbuf *b;
@@ -167,15 +171,14 @@ peer_packet(struct ssh *ssh, const u_char *payload, size_t len)
 	    sshbuf_len(b));
 	sshbuf_free(b);
 	if (r != 0)
-		return r;
+		sshpkt_fatal(ssh, r, "process_incoming");
 	for (n = 0; n < 4; n++) {
 		if ((r = ssh_packet_read_poll_seqnr(ssh, &type, &seq)) != 0)
-			return r;	/* the connection would end */
+			sshpkt_fatal(ssh, r, "read");
 		if (type == SSH_MSG_NONE)
 			break;
 		/* the dispatch table's business: not ours */
 	}
-	return 0;
 }
 
 struct chan_start {
@@ -345,10 +348,8 @@ session(struct fz_in *in)
 	for (k = 0; k < OPS && fz_u8(in, &op) == 0; k++) {
 		switch (op % 8) {
 		case 0:		/* a packet from the peer */
-			if (fz_bytes(in, 4096, &p, &len) != 0)
-				break;
-			if (peer_packet(ssh, p, len) != 0)
-				return;	/* the connection ends */
+			if (fz_bytes(in, 4096, &p, &len) == 0)
+				peer_packet(ssh, p, len);
 			break;
 		case 1:		/* CHANNEL_DATA: v bytes in packets */
 			if (fz_u32(in, &v) != 0)
@@ -432,10 +433,7 @@ end_session(void)
 {
 	chan_free(chan_now);
 	chan_now = NULL;
-	if (ssh_now != NULL && ssh_now->state == NULL)
-		free(ssh_now);		/* ssh_packet_disconnect() closed it */
-	else if (ssh_now != NULL)
-		ssh_packet_free(ssh_now);	/* closes its descriptor */
+	fz_connection_free(ssh_now);
 	ssh_now = NULL;
 	if (unix_peer != -1)
 		close(unix_peer);
@@ -446,7 +444,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size };
+	int fd, base_fd;
 
+	/* the lowest free descriptor: the same after the input */
+	if ((base_fd = dup(0)) == -1)
+		bad("dup: %s", strerror(errno));
+	close(base_fd);
 	hpn = hpn_fresh;
 	memset(&stats, 0, sizeof(stats));
 	fz_now = 1000;
@@ -457,6 +460,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_step_release();
 	}
 	drain();
+	if ((fd = dup(0)) != base_fd)
+		bad("descriptor %d free after the input, %d before", fd,
+		    base_fd);
+	close(fd);
 	return 0;
 }
 
