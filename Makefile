@@ -82,6 +82,18 @@ else
 $(error FEATURES must be lean or dist, not '$(FEATURES)')
 endif
 
+# xxh128, verified resume's default checksum, from libxxhash: XXHASH=auto
+# (the default) uses it where the build finds it, yes requires it (the
+# packages), no leaves it out (scripts/build.sh's configure step says which).
+# The header's presence is part of the configure stamp, so that installing
+# libxxhash-dev (make deps) reconfigures.
+XXHASH ?= auto
+ifeq ($(filter auto yes no,$(XXHASH)),)
+$(error XXHASH must be auto, yes or no, not '$(XXHASH)')
+endif
+XXHASH_STAMP := xxhash=$(XXHASH)$(if $(wildcard /usr/include/xxhash.h),+header)
+export HPN_XXHASH := $(XXHASH)
+
 # What both builds share, so that hpn and stock differ only by our series.
 COMMON_CONFIGURE := --with-privsep-user=$(PRIVSEP_USER) \
 	--with-privsep-path=$(PRIVSEP_PATH) --with-pid-dir=$(PIDDIR) \
@@ -169,11 +181,11 @@ $(STOCK_SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
 
 # Rewritten only when the arguments change, so they act as a dependency.
 $(HPN_DIR)/.configure-args: FORCE
-	@mkdir -p $(@D); echo '$(HPN_CONFIGURE)' | cmp -s - $@ || echo '$(HPN_CONFIGURE)' > $@
+	@mkdir -p $(@D); echo '$(HPN_CONFIGURE) $(XXHASH_STAMP)' | cmp -s - $@ || echo '$(HPN_CONFIGURE) $(XXHASH_STAMP)' > $@
 $(STOCK_DIR)/.configure-args: FORCE
 	@mkdir -p $(@D); echo '$(STOCK_CONFIGURE)' | cmp -s - $@ || echo '$(STOCK_CONFIGURE)' > $@
 $(SITE_DIR)/.configure-args: FORCE
-	@mkdir -p $(@D); echo '$(SITE_CONFIGURE)' | cmp -s - $@ || echo '$(SITE_CONFIGURE)' > $@
+	@mkdir -p $(@D); echo '$(SITE_CONFIGURE) $(XXHASH_STAMP)' | cmp -s - $@ || echo '$(SITE_CONFIGURE) $(XXHASH_STAMP)' > $@
 $(STOCK_SITE_DIR)/.configure-args: FORCE
 	@mkdir -p $(@D); echo '$(STOCK_SITE_CONFIGURE)' | cmp -s - $@ || echo '$(STOCK_SITE_CONFIGURE)' > $@
 
