@@ -14,7 +14,7 @@
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
-#   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~3 min)
+#   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~5 min)
 #   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
@@ -278,8 +278,9 @@ bench-lanes: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/lanes-bench.sh $(B)/bench-lanes
 
 # Verified resume's comparison: a 10 GiB file on disk hashed through
-# hpnsftp-server's hash-range, cold and warm, against cat reading it cold
-# (bench/hash-bench.sh; build/bench-hash/; about 3 minutes, 11 GB of disk).
+# hpnsftp-server's hash-range, cold and warm, with the default checksum and
+# with SHA-256, against cat reading it cold (bench/hash-bench.sh;
+# build/bench-hash/; about 5 minutes, 11 GB of disk).
 bench-hash: $(HPN_DIR)/.built
 	@HPN_TREE='$(HPN_TREE)' bench/hash-bench.sh $(B)/bench-hash
 
