@@ -29,22 +29,26 @@
  * hash, from libxxhash, where the build has it: a checksum, not a
  * cryptographic hash, at 15 to 30 GB/s a core), SHA-256 and BLAKE2b-512
  * (OpenSSL's).  Pieces are hashed in parallel (HPN_HASH_THREADS threads at
- * most, one per CPU), at both ends, so that a large prefix is checked
- * faster than one core hashes.  The request only reads, through a handle
- * the client opened (so the server's read-only mode, chroot and
- * permissions apply as they do to READ), and its cost is bounded:
- * HPN_HASH_RANGE_MAX bytes read per request, as READs bound theirs.  The
- * client (xfer/resume.c) hashes its own copy with the same function.
+ * most, one per CPU), at both ends, and the kernel is asked for the bytes
+ * ahead of them, so that a large prefix is checked at the speed the disk
+ * reads it rather than one core's hashing.  The request only reads,
+ * through a handle the client opened (so the server's read-only mode,
+ * chroot and permissions apply as they do to READ), and its cost is
+ * bounded: HPN_HASH_RANGE_MAX bytes read per request (and as many asked
+ * ahead of the kernel), as READs bound theirs.  The client
+ * (xfer/resume.c) hashes its own copy with the same function.
  */
 
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +71,7 @@
 
 #define HASH_BLOCK	(256 * 1024)	/* one read: hashed from the cache */
 #define HASH_ALGS_MAX	256		/* the request's list, bytes */
+#define AHEAD_STEP	(4 * 1024 * 1024)	/* asked of the kernel at once */
 
 /* One hash on its way: libxxhash's XXH3 or an OpenSSL digest. */
 struct hctx {
@@ -275,6 +280,61 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	return ret;
 }
 
+/*
+ * Reading ahead.  A worker's pread() waits for the disk, and while it
+ * hashes the disk has only what the kernel's own read-ahead queued (128
+ * KiB by default): a thread of its own asks the kernel
+ * (POSIX_FADV_WILLNEED) for the bytes of the range, in order, then for as
+ * many after it, which a client reading a file through asks for next, so
+ * that the disk always has reads queued and never waits on the hash.  It
+ * only fills the page cache, never past the end of the file, and stops
+ * with the request.
+ */
+struct ahead {
+	int fd;
+	u_int64_t off, end;		/* what to ask for */
+	atomic_int stop;		/* the request is done */
+};
+
+static void *
+ahead_work(void *arg)
+{
+#ifdef POSIX_FADV_WILLNEED
+	struct ahead *a = arg;
+	u_int64_t o;
+
+	for (o = a->off; o < a->end && !atomic_load(&a->stop);
+	    o += AHEAD_STEP) {
+		if (posix_fadvise(a->fd, (off_t)o, (off_t)MINIMUM(AHEAD_STEP,
+		    a->end - o), POSIX_FADV_WILLNEED) != 0)
+			break;
+	}
+#endif
+	return NULL;
+}
+
+/* Starts the thread asking for [off, off + 2 len) of fd: 0, or -1. */
+static int
+ahead_start(struct ahead *a, pthread_t *tid, int fd, u_int64_t off,
+    u_int64_t len)
+{
+#ifdef POSIX_FADV_WILLNEED
+	struct stat sb;
+
+	memset(a, 0, sizeof(*a));
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    off >= (u_int64_t)sb.st_size)
+		return -1;
+	atomic_init(&a->stop, 0);
+	a->fd = fd;
+	a->off = off;
+	a->end = off + MINIMUM((u_int64_t)sb.st_size - off, 2 * len);
+	return pthread_create(tid, NULL, ahead_work, a) == 0 ? 0 : -1;
+#else
+	return -1;
+#endif
+}
+
 struct pieces {
 	int fd;
 	const char *alg;
@@ -326,11 +386,12 @@ hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
     u_int64_t piece, u_char **md, u_int *n, u_int *mdlen, u_int64_t *done)
 {
 	struct pieces p;
+	struct ahead a;
 	struct hctx c;
-	pthread_t tid[HPN_HASH_THREADS];
+	pthread_t tid[HPN_HASH_THREADS], atid;
 	long ncpu;
 	u_int i, nt, started = 0;
-	int r;
+	int r, ahead;
 
 	*md = NULL;
 	*n = *mdlen = 0;
@@ -352,6 +413,8 @@ hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
 		return r;
 	p.mdlen = c.len;
 	hctx_free(&c);
+	ahead = len >= HPN_HASH_PIECE_MIN &&
+	    ahead_start(&a, &atid, fd, off, len) == 0;
 	p.md = xcalloc(p.n, HPN_HASH_MD_MAX);
 	p.done = xcalloc(p.n, sizeof(*p.done));
 	if (pthread_mutex_init(&p.lock, NULL) != 0)
@@ -367,6 +430,10 @@ hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	pieces_work(&p);
 	for (i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
+	if (ahead) {
+		atomic_store(&a.stop, 1);
+		pthread_join(atid, NULL);
+	}
 	pthread_mutex_destroy(&p.lock);
 	for (i = 0; i < p.n; i++)
 		*done += p.done[i];
