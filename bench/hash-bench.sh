@@ -1,17 +1,21 @@
 #!/bin/bash
 # hash-bench.sh: how long verified resume's comparison of a large prefix
 # takes at one end (README.hpn, "Verified resume"), against reading the
-# same bytes from the disk.
+# same bytes from the disk, with the default checksum (xxh128 where the
+# build has libxxhash) and with SHA-256.
 #
 #   HPN_TREE=... bench/hash-bench.sh [OUTDIR]
 #
 # A SIZE file of real blocks on a disk file system (DIR, not tmpfs), then
-# REPS times, each after the page cache is dropped: cat reads it cold;
-# hpnsftp-server hashes all of it through hash-range@hpn-patch-set.invalid
-# (bench/hash-drive.py: 64 MiB requests of 8 MiB pieces, four ahead, as
-# hpnscp -Z asks); and once more from the page cache (warm).  Medians,
-# and each cold hash against the cold read of the same repetition.  The
-# file is removed at the end.
+# REPS times, interleaved: cat reads it cold; hpnsftp-server hashes all of
+# it through hash-range@hpn-patch-set.invalid (bench/hash-drive.py: 64 MiB
+# requests of 8 MiB pieces, four ahead, as hpnscp -Z asks) cold, then once
+# more from the page cache (warm), with the client's default list, and the
+# same with SHA-256 alone (which of the two goes first alternates); the
+# page cache is dropped before each cold run.  Medians; each cold default
+# against the cold read of the same repetition, and SHA-256's warm time
+# against the default's warm time.  The machine's load is in each line.
+# The file is removed at the end.
 #
 # Environment: SIZE (10G), DIR (/var/tmp), REPS (3).  Root (drop_caches).
 set -euo pipefail
@@ -50,24 +54,49 @@ dd if=/dev/zero of="$file" bs=8M count=$((SIZE / 8388608)) status=none
 [ $((SIZE % 8388608)) -eq 0 ] ||
 	head -c $((SIZE % 8388608)) /dev/zero >> "$file"
 sync
-echo "rep,read_cold_s,hash_cold_s,hash_warm_s,ratio,load1" > "$OUT/results.csv"
+# hash ALGS: "SECONDS ALGORITHM" of hashing all of the file, as it is cached
+hash() {
+	local out
+	out=$(python3 "$TOP/bench/hash-drive.py" --algs "$1" "$file" "$HPN_TREE/sftp-server") ||
+		bl_die "hash-drive.py --algs $1 failed"
+	echo "$out" | cut -d' ' -f1,3
+}
+DEFAULT=xxh128,sha256,blake2b512
+echo "rep,read_cold_s,def_cold_s,def_warm_s,sha_cold_s,sha_warm_s,def_alg,cold_ratio,warm_speedup,load1" > "$OUT/results.csv"
 for ((rep = 1; rep <= REPS; rep++)); do
+	load0=$(cut -d' ' -f1 /proc/loadavg)
 	drop
 	s=$(ns)
 	cat "$file" > /dev/null
 	rc=$(secs "$s" "$(ns)")
-	drop
-	hc=$(python3 "$TOP/bench/hash-drive.py" "$file" "$HPN_TREE/sftp-server" | cut -d' ' -f1)
-	hw=$(python3 "$TOP/bench/hash-drive.py" "$file" "$HPN_TREE/sftp-server" | cut -d' ' -f1)
-	ratio=$(awk -v a="$hc" -v b="$rc" 'BEGIN { printf "%.2f", a / b }')
+	for which in $( ((rep % 2)) && echo def sha || echo sha def); do
+		drop
+		if [ "$which" = def ]; then
+			out=$(hash "$DEFAULT")
+			dc=${out% *} dalg=${out#* }
+			out=$(hash "$DEFAULT")
+			dw=${out% *}
+		else
+			out=$(hash sha256)
+			sc=${out% *}
+			out=$(hash sha256)
+			sw=${out% *}
+		fi
+	done
+	ratio=$(awk -v a="$dc" -v b="$rc" 'BEGIN { printf "%.2f", a / b }')
+	speedup=$(awk -v a="$sw" -v b="$dw" 'BEGIN { printf "%.2f", a / b }')
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	echo "$rep,$rc,$hc,$hw,$ratio,$load" >> "$OUT/results.csv"
-	bl_log "rep $rep: cold read $rc s, cold hash $hc s ($ratio of the read), warm hash $hw s; load $load"
+	echo "$rep,$rc,$dc,$dw,$sc,$sw,$dalg,$ratio,$speedup,$load0-$load" >> "$OUT/results.csv"
+	bl_log "rep $rep: cold read $rc s; $dalg cold $dc s ($ratio of the read), warm $dw s;" \
+	    "sha256 cold $sc s, warm $sw s ($speedup x $dalg's); load $load0-$load"
 done
 med() { bl_median $(cut -d, -f"$1" "$OUT/results.csv" | tail -n +2); }
+loads=$(cut -d, -f10 "$OUT/results.csv" | tail -n +2 | tr '-' '\n' | sort -n | sed -n '1p;$p' | paste -sd- -)
 {
-	echo "hash-bench: $(bl_human "$SIZE") on $fstype ($DIR), $(nproc) CPUs, medians of $REPS"
-	echo "  cold read (cat)            $(med 2) s"
-	echo "  cold hash (hpnsftp-server) $(med 3) s, $(med 5) of the read in the same repetition"
-	echo "  warm hash (page cache)     $(med 4) s"
+	echo "hash-bench: $(bl_human "$SIZE") on $fstype ($DIR), $(nproc) CPUs, medians of $REPS, load $loads"
+	echo "  cold read (cat)                  $(med 2) s"
+	echo "  cold hash, default ($dalg)      $(med 3) s, $(med 8) of the read in the same repetition"
+	echo "  warm hash, default ($dalg)      $(med 4) s"
+	echo "  cold hash, sha256                $(med 5) s"
+	echo "  warm hash, sha256                $(med 6) s, $(med 9) x the default's"
 } | tee "$OUT/report.txt"

@@ -17,6 +17,67 @@ fail() {
 	exit 1
 }
 
+# libxxhash, for verified resume's xxh128 (src/hpn-sftp-hash.c): looked for
+# with the configured tree's own compiler and flags once configure has run
+# (OpenSSH's configure is the tarball's, not regenerated: no configure.ac
+# hook), and written to the tree's hpn-hash.mk, which its Makefile includes
+# (hpn-resume-hash.patch).  HPN_XXHASH: auto (the default: used where
+# found), yes (required: the packages), no (left out).
+xxhash_probe() {
+	local tv cc cflags ldflags d ver mk new
+	grep -q 'hpn-hash\.mk' "$tree/Makefile.in" 2>/dev/null || return 0
+	case "${HPN_XXHASH:-auto}" in auto|yes|no) ;; *) fail "XXHASH must be auto, yes or no" ;; esac
+	tv() { make -s --no-print-directory -C "$tree" -f Makefile -f "$top/scripts/lib/print-var.mk" "print-$1"; }
+	cc=$(tv CC) cflags=$(tv CFLAGS) ldflags=$(tv LDFLAGS)
+	d=$(mktemp -d)
+	cat > "$d/x.c" <<-'EOT'
+	#include <stdio.h>
+	#include <xxhash.h>
+	#if XXH_VERSION_NUMBER < 800
+	#error "XXH3 is stable from xxHash 0.8.0"
+	#endif
+	int main(void) {
+		XXH3_state_t *s = XXH3_createState();
+		XXH128_canonical_t c;
+		if (s == NULL || XXH3_128bits_reset(s) != XXH_OK ||
+		    XXH3_128bits_update(s, "abc", 3) != XXH_OK)
+			return 1;
+		XXH128_canonicalFromHash(&c, XXH3_128bits_digest(s));
+		XXH3_freeState(s);
+		printf("%u.%u.%u\n", XXH_versionNumber() / 10000,
+		    XXH_versionNumber() / 100 % 100, XXH_versionNumber() % 100);
+		return XXH_versionNumber() < 800;
+	}
+	EOT
+	ver=
+	# shellcheck disable=SC2086
+	if [ "${HPN_XXHASH:-auto}" != no ] &&
+	    $cc $cflags -o "$d/x" "$d/x.c" $ldflags -lxxhash >> "$log" 2>&1; then
+		ver=$("$d/x" 2>>"$log") || ver=
+	fi
+	rm -rf "$d"
+	mk="$tree/hpn-hash.mk"
+	if [ -n "$ver" ]; then
+		printf 'configure(%s): xxh128 for verified resume: yes (libxxhash %s)\n' "$flavour" "$ver"
+		new="# scripts/build.sh: libxxhash $ver found: xxh128 for verified resume
+CPPFLAGS+=-DHPN_WITH_XXHASH=1
+HPN_HASH_LIBS=-lxxhash"
+	elif [ "${HPN_XXHASH:-auto}" = yes ]; then
+		fail "XXHASH=yes: no usable libxxhash (0.8 or later) with $cc (details: $log).
+  Install libxxhash-dev (Debian) or xxhash-devel (Fedora): 'make deps'."
+	else
+		printf 'configure(%s): xxh128 for verified resume: no (%s); SHA-256 and BLAKE2b only\n' "$flavour" \
+		    "$([ "${HPN_XXHASH:-auto}" = no ] && echo XXHASH=no || echo 'libxxhash-dev not found')"
+		new="# scripts/build.sh: no libxxhash: verified resume without xxh128
+HPN_HASH_LIBS="
+	fi
+	# objects see the define through config.h's date, as our headers do
+	if [ "$(cat "$mk" 2>/dev/null)" != "$new" ]; then
+		printf '%s\n' "$new" > "$mk"
+		touch "$tree/config.h"
+	fi
+}
+
 case "$step" in
 configure)
 	printf 'configure(%s): ./configure %s\n' "$flavour" "$*"
@@ -27,6 +88,7 @@ configure)
   A missing library is the usual cause: run 'make deps' as root (or
   apt-get install the packages listed by scripts/deps.sh)."
 	fi
+	xxhash_probe
 	;;
 sync-src)
 	# Our files into the tree; only those that changed, so make's

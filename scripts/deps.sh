@@ -16,16 +16,20 @@ iperf3:iperf3 procps:ps psmisc:fuser openssh-client:/usr/bin/ssh
 openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py
+python3-xxhash:/usr/lib/python3/dist-packages/xxhash/__init__.py
 gnuplot-nox:gnuplot nftables:nft"
 # make deb / make rpm: the packaging tools and what the packaged build
-# (FEATURES=dist: PAM, Kerberos/GSSAPI, FIDO, SELinux, audit) links; the
-# package test (check-package) also runs a real MIT KDC.
+# (FEATURES=dist: PAM, Kerberos/GSSAPI, FIDO, SELinux, audit; XXHASH=yes:
+# libxxhash, which the plain build uses where it is and does without
+# otherwise, so "check build" does not ask for it) links; the package test
+# (check-package) also runs a real MIT KDC.
 pkg_pkgs="build-essential:/usr/share/build-essential/list debhelper:dh
 dpkg-dev:dpkg-buildpackage lintian:lintian rpm:rpmbuild rpmlint:rpmlint
 libpam0g-dev:/usr/include/security/pam_appl.h
 libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
 libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
-krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit"
+krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit
+libxxhash-dev:/usr/include/xxhash.h"
 bench_pkgs="jq:jq rsync:rsync"
 # make fuzz: clang with libFuzzer and the sanitizers' runtime, and
 # llvm-symbolizer for the reports' stacks.

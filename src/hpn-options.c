@@ -9,11 +9,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "misc.h"
 #include "xmalloc.h"
+#include "log.h"
 #include "hpn.h"
 
 /*
@@ -77,4 +79,77 @@ hpn_parse_interval_ms(const char *arg, int *msp)
 		return -1;
 	*msp = (int)(v * 1000 + 0.5);
 	return 0;
+}
+
+/*
+ * Verified resume's checksums (hpn-sftp-hash.c) by the client's
+ * preference, which is ResumeHash's default: xxh128 where the build has
+ * libxxhash (scripts/build.sh finds it), then the cryptographic hashes.
+ */
+const char *const hpn_hash_names[] = {
+#ifdef HPN_WITH_XXHASH
+	"xxh128",
+#endif
+	"sha256", "blake2b512", NULL
+};
+
+/* ResumeHash's default: hpn_hash_names, comma-separated. */
+const char *
+hpn_hash_default(void)
+{
+	static char list[64];
+	int i;
+
+	if (*list != '\0')
+		return list;
+	for (i = 0; hpn_hash_names[i] != NULL; i++) {
+		if ((i > 0 && strlcat(list, ",", sizeof(list)) >=
+		    sizeof(list)) || strlcat(list, hpn_hash_names[i],
+		    sizeof(list)) >= sizeof(list))
+			fatal_f("algorithm list too long");
+	}
+	return list;
+}
+
+/*
+ * ResumeHash: a comma-separated list of names of hpn_hash_names, each at
+ * most once.  0, or -1 with the reason in why.
+ */
+int
+hpn_parse_hash_list(const char *arg, char *why, size_t whylen)
+{
+	char *l, *cp, *name;
+	u_int seen = 0;		/* bits: hpn_hash_names[i] named */
+	size_t i;
+	int r = -1;
+
+	if (arg == NULL || *arg == '\0') {
+		snprintf(why, whylen, "no algorithm given");
+		return -1;
+	}
+	l = cp = xstrdup(arg);
+	while ((name = strsep(&cp, ",")) != NULL) {
+		for (i = 0; hpn_hash_names[i] != NULL; i++) {
+			if (strcmp(name, hpn_hash_names[i]) == 0)
+				break;
+		}
+		if (hpn_hash_names[i] == NULL) {
+			if (strcmp(name, "xxh128") == 0)
+				snprintf(why, whylen, "xxh128 is not in this "
+				    "build (made without libxxhash)");
+			else
+				snprintf(why, whylen, "unknown algorithm "
+				    "\"%.32s\"", name);
+			goto out;
+		}
+		if (seen & (1U << i)) {
+			snprintf(why, whylen, "%s named twice", name);
+			goto out;
+		}
+		seen |= 1U << i;
+	}
+	r = 0;
+ out:
+	free(l);
+	return r;
 }

@@ -25,28 +25,39 @@
  *	string	hash		(count times, in order; a piece past the end
  *				 of the file hashes nothing)
  *
- * Pieces are hashed in parallel (HPN_HASH_THREADS threads at most, one
- * per CPU), at both ends, so that a large prefix is checked faster than
- * one core hashes.  The request only reads, through a handle the client
- * opened (so the server's read-only mode, chroot and permissions apply as
- * they do to READ), and its cost is bounded: HPN_HASH_RANGE_MAX bytes read
- * per request, as READs bound theirs.  The client (hpn-sftp-resume.c)
- * hashes its own copy with the same function.
+ * The algorithms (hpn_hash_names, hpn-options.c): xxh128 (XXH3's 128-bit
+ * hash, from libxxhash, where the build has it: a checksum, not a
+ * cryptographic hash, at 15 to 30 GB/s a core), SHA-256 and BLAKE2b-512
+ * (OpenSSL's).  Pieces are hashed in parallel (HPN_HASH_THREADS threads at
+ * most, one per CPU), at both ends, and the kernel is asked for the bytes
+ * ahead of them, so that a large prefix is checked at the speed the disk
+ * reads it rather than one core's hashing.  The request only reads,
+ * through a handle the client opened (so the server's read-only mode,
+ * chroot and permissions apply as they do to READ), and its cost is
+ * bounded: HPN_HASH_RANGE_MAX bytes read per request (and as many asked
+ * ahead of the kernel), as READs bound theirs.  The client
+ * (xfer/resume.c) hashes its own copy with the same function.
  */
 
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #ifdef WITH_OPENSSL
 #include <openssl/evp.h>
+#endif
+#ifdef HPN_WITH_XXHASH
+#include <xxhash.h>
 #endif
 
 #include "xmalloc.h"
@@ -58,39 +69,158 @@
 
 #include "hpn.h"
 
-#define HASH_BLOCK	(256 * 1024)
+#define HASH_BLOCK	(256 * 1024)	/* one read: hashed from the cache */
 #define HASH_ALGS_MAX	256		/* the request's list, bytes */
+#define AHEAD_STEP	(4 * 1024 * 1024)	/* asked of the kernel at once */
 
-/* What we hash with, fastest first where the CPU has SHA extensions. */
-static const char *hash_algs[] = { "sha256", "blake2b512", NULL };
+/* One hash on its way: libxxhash's XXH3 or an OpenSSL digest. */
+struct hctx {
+	u_int len;			/* of the hash, bytes */
+#ifdef WITH_OPENSSL
+	EVP_MD_CTX *evp;
+#endif
+#ifdef HPN_WITH_XXHASH
+	XXH3_state_t *xxh;
+#endif
+};
+
+/* Is name one of hpn_hash_names?  Its entry, or NULL. */
+static const char *
+known(const char *name)
+{
+	int i;
+
+	for (i = 0; hpn_hash_names[i] != NULL; i++) {
+		if (strcmp(name, hpn_hash_names[i]) == 0)
+			return hpn_hash_names[i];
+	}
+	return NULL;
+}
+
+static void
+hctx_free(struct hctx *c)
+{
+#ifdef WITH_OPENSSL
+	EVP_MD_CTX_free(c->evp);
+#endif
+#ifdef HPN_WITH_XXHASH
+	if (c->xxh != NULL)
+		XXH3_freeState(c->xxh);
+#endif
+	memset(c, 0, sizeof(*c));
+}
+
+/* Starts a hash with alg: 0, or an errno (EINVAL: not an algorithm of ours) */
+static int
+hctx_init(struct hctx *c, const char *alg)
+{
+#ifdef WITH_OPENSSL
+	const EVP_MD *type;
+#endif
+
+	memset(c, 0, sizeof(*c));
+	if (known(alg) == NULL)
+		return EINVAL;
+#ifdef HPN_WITH_XXHASH
+	if (strcmp(alg, "xxh128") == 0) {
+		if ((c->xxh = XXH3_createState()) == NULL)
+			return ENOMEM;
+		if (XXH3_128bits_reset(c->xxh) != XXH_OK) {
+			hctx_free(c);
+			return EINVAL;
+		}
+		c->len = sizeof(XXH128_canonical_t);
+		return 0;
+	}
+#endif
+#ifdef WITH_OPENSSL
+	if ((type = EVP_get_digestbyname(alg)) == NULL ||
+	    EVP_MD_size(type) <= 0 ||
+	    (u_int)EVP_MD_size(type) > HPN_HASH_MD_MAX)
+		return EINVAL;
+	if ((c->evp = EVP_MD_CTX_new()) == NULL)
+		return ENOMEM;
+	if (EVP_DigestInit_ex(c->evp, type, NULL) != 1) {
+		hctx_free(c);
+		return EINVAL;
+	}
+	c->len = (u_int)EVP_MD_size(type);
+	return 0;
+#else
+	return EINVAL;
+#endif
+}
+
+static int
+hctx_update(struct hctx *c, const void *p, size_t len)
+{
+#ifdef HPN_WITH_XXHASH
+	if (c->xxh != NULL)
+		return XXH3_128bits_update(c->xxh, p, len) == XXH_OK ?
+		    0 : EINVAL;
+#endif
+#ifdef WITH_OPENSSL
+	if (c->evp != NULL)
+		return EVP_DigestUpdate(c->evp, p, len) == 1 ? 0 : EINVAL;
+#endif
+	return EINVAL;
+}
+
+/* The hash into md (HPN_HASH_MD_MAX bytes), its length in *mdlen. */
+static int
+hctx_final(struct hctx *c, u_char *md, u_int *mdlen)
+{
+#ifdef HPN_WITH_XXHASH
+	XXH128_canonical_t canon;
+
+	if (c->xxh != NULL) {
+		/* big-endian, as xxhsum -H2 and Python's xxhash print it */
+		XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(c->xxh));
+		memcpy(md, &canon, sizeof(canon));
+		*mdlen = sizeof(canon);
+		return 0;
+	}
+#endif
+#ifdef WITH_OPENSSL
+	if (c->evp != NULL)
+		return EVP_DigestFinal_ex(c->evp, md, mdlen) == 1 ?
+		    0 : EINVAL;
+#endif
+	return EINVAL;
+}
+
+/* Can we hash with alg here (an algorithm of ours, and OpenSSL has it)? */
+static int
+available(const char *alg)
+{
+	struct hctx c;
+
+	if (hctx_init(&c, alg) != 0)
+		return 0;
+	hctx_free(&c);
+	return 1;
+}
 
 /* The first name in the comma-separated list that we have, or NULL. */
 const char *
 hpn_hash_pick(const char *list)
 {
-#ifdef WITH_OPENSSL
 	char *l, *cp, *name;
 	const char *ret = NULL;
-	int i;
 
 	l = cp = xstrdup(list);
 	while (ret == NULL && (name = strsep(&cp, ",")) != NULL) {
-		for (i = 0; hash_algs[i] != NULL; i++) {
-			if (strcmp(name, hash_algs[i]) == 0 &&
-			    EVP_get_digestbyname(name) != NULL) {
-				ret = hash_algs[i];
-				break;
-			}
-		}
+		if (known(name) != NULL && available(name))
+			ret = known(name);
 	}
 	free(l);
 	return ret;
-#else
-	return NULL;
-#endif
 }
 
-/* Every algorithm of hash_algs, comma-separated, in order: for a request. */
+/*
+ * Every algorithm we have, comma-separated, by preference (the order of
+ * hpn_hash_names): the default of ResumeHash.
+ */
 const char *
 hpn_hash_algs(void)
 {
@@ -99,9 +229,11 @@ hpn_hash_algs(void)
 
 	if (*list != '\0')
 		return list;
-	for (i = 0; hash_algs[i] != NULL; i++) {
-		if ((i > 0 && strlcat(list, ",", sizeof(list)) >=
-		    sizeof(list)) || strlcat(list, hash_algs[i],
+	for (i = 0; hpn_hash_names[i] != NULL; i++) {
+		if (!available(hpn_hash_names[i]))
+			continue;
+		if ((*list != '\0' && strlcat(list, ",", sizeof(list)) >=
+		    sizeof(list)) || strlcat(list, hpn_hash_names[i],
 		    sizeof(list)) >= sizeof(list))
 			fatal_f("algorithm list too long");
 	}
@@ -116,25 +248,16 @@ int
 hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
     u_char *md, u_int *mdlen, u_int64_t *done)
 {
-#ifdef WITH_OPENSSL
-	const EVP_MD *type;
-	EVP_MD_CTX *ctx;
+	struct hctx c;
 	u_char *buf;
 	ssize_t n;
 	size_t want;
-	int ret = 0;
+	int ret;
 
 	*done = 0;
 	*mdlen = 0;
-	if ((type = EVP_get_digestbyname(alg)) == NULL ||
-	    (u_int)EVP_MD_size(type) > HPN_HASH_MD_MAX)
-		return EINVAL;
-	if ((ctx = EVP_MD_CTX_new()) == NULL)
-		return ENOMEM;
-	if (EVP_DigestInit_ex(ctx, type, NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
-		return EINVAL;
-	}
+	if ((ret = hctx_init(&c, alg)) != 0)
+		return ret;
 	buf = xmalloc(HASH_BLOCK);
 	while (*done < len) {
 		want = MINIMUM(len - *done, HASH_BLOCK);
@@ -146,23 +269,72 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 		}
 		if (n == 0)
 			break;		/* end of the file */
-		if (EVP_DigestUpdate(ctx, buf, n) != 1) {
-			ret = EINVAL;
+		if ((ret = hctx_update(&c, buf, n)) != 0)
 			break;
-		}
 		*done += n;
 	}
-	if (ret == 0 && EVP_DigestFinal_ex(ctx, md, mdlen) != 1)
-		ret = EINVAL;
+	if (ret == 0)
+		ret = hctx_final(&c, md, mdlen);
 	freezero(buf, HASH_BLOCK);
-	EVP_MD_CTX_free(ctx);
+	hctx_free(&c);
 	return ret;
+}
+
+/*
+ * Reading ahead.  A worker's pread() waits for the disk, and while it
+ * hashes the disk has only what the kernel's own read-ahead queued (128
+ * KiB by default): a thread of its own asks the kernel
+ * (POSIX_FADV_WILLNEED) for the bytes of the range, in order, then for as
+ * many after it, which a client reading a file through asks for next, so
+ * that the disk always has reads queued and never waits on the hash.  It
+ * only fills the page cache, never past the end of the file, and stops
+ * with the request.
+ */
+struct ahead {
+	int fd;
+	u_int64_t off, end;		/* what to ask for */
+	atomic_int stop;		/* the request is done */
+};
+
+static void *
+ahead_work(void *arg)
+{
+#ifdef POSIX_FADV_WILLNEED
+	struct ahead *a = arg;
+	u_int64_t o;
+
+	for (o = a->off; o < a->end && !atomic_load(&a->stop);
+	    o += AHEAD_STEP) {
+		if (posix_fadvise(a->fd, (off_t)o, (off_t)MINIMUM(AHEAD_STEP,
+		    a->end - o), POSIX_FADV_WILLNEED) != 0)
+			break;
+	}
+#endif
+	return NULL;
+}
+
+/* Starts the thread asking for [off, off + 2 len) of fd: 0, or -1. */
+static int
+ahead_start(struct ahead *a, pthread_t *tid, int fd, u_int64_t off,
+    u_int64_t len)
+{
+#ifdef POSIX_FADV_WILLNEED
+	struct stat sb;
+
+	memset(a, 0, sizeof(*a));
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    off >= (u_int64_t)sb.st_size)
+		return -1;
+	atomic_init(&a->stop, 0);
+	a->fd = fd;
+	a->off = off;
+	a->end = off + MINIMUM((u_int64_t)sb.st_size - off, 2 * len);
+	return pthread_create(tid, NULL, ahead_work, a) == 0 ? 0 : -1;
 #else
-	return EINVAL;
+	return -1;
 #endif
 }
 
-#ifdef WITH_OPENSSL
 struct pieces {
 	int fd;
 	const char *alg;
@@ -203,8 +375,6 @@ pieces_work(void *arg)
 	}
 }
 
-#endif /* WITH_OPENSSL */
-
 /*
  * The hashes with alg of len bytes of fd from off cut into pieces of
  * piece bytes (0: one piece), several at once: *n of them in md (n x
@@ -215,13 +385,13 @@ int
 hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
     u_int64_t piece, u_char **md, u_int *n, u_int *mdlen, u_int64_t *done)
 {
-#ifdef WITH_OPENSSL
 	struct pieces p;
-	pthread_t tid[HPN_HASH_THREADS];
-	const EVP_MD *type;
+	struct ahead a;
+	struct hctx c;
+	pthread_t tid[HPN_HASH_THREADS], atid;
 	long ncpu;
 	u_int i, nt, started = 0;
-	int r;
+	int r, ahead;
 
 	*md = NULL;
 	*n = *mdlen = 0;
@@ -239,21 +409,12 @@ hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	p.n = len == 0 ? 1 : (len + piece - 1) / piece;
 	if (p.n > HPN_HASH_PIECES_MAX)
 		return EINVAL;
-	if (p.n == 1) {		/* one piece: hashed as it is read */
-		p.md = xcalloc(1, HPN_HASH_MD_MAX);
-		if ((r = hpn_hash_range(fd, alg, off, len, p.md, mdlen,
-		    done)) != 0) {
-			free(p.md);
-			return r;
-		}
-		*md = p.md;
-		*n = 1;
-		return 0;
-	}
-	if ((type = EVP_get_digestbyname(alg)) == NULL ||
-	    (u_int)EVP_MD_size(type) > HPN_HASH_MD_MAX)
-		return EINVAL;
-	p.mdlen = EVP_MD_size(type);
+	if ((r = hctx_init(&c, alg)) != 0)
+		return r;
+	p.mdlen = c.len;
+	hctx_free(&c);
+	ahead = len >= HPN_HASH_PIECE_MIN &&
+	    ahead_start(&a, &atid, fd, off, len) == 0;
 	p.md = xcalloc(p.n, HPN_HASH_MD_MAX);
 	p.done = xcalloc(p.n, sizeof(*p.done));
 	if (pthread_mutex_init(&p.lock, NULL) != 0)
@@ -269,21 +430,23 @@ hpn_hash_pieces(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	pieces_work(&p);
 	for (i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
+	if (ahead) {
+		atomic_store(&a.stop, 1);
+		pthread_join(atid, NULL);
+	}
 	pthread_mutex_destroy(&p.lock);
 	for (i = 0; i < p.n; i++)
 		*done += p.done[i];
 	free(p.done);
 	if (p.err != 0) {
 		free(p.md);
+		*done = 0;
 		return p.err;
 	}
 	*md = p.md;
 	*n = p.n;
 	*mdlen = p.mdlen;
 	return 0;
-#else
-	return EINVAL;
-#endif
 }
 
 /*

@@ -77,6 +77,11 @@ int	hpn_sftp_open_read(struct hpn_sftp *, const char *, u_char **,
 	    size_t *, u_int64_t *, u_int *);
 void	hpn_sftp_close_handle(struct hpn_sftp *, const u_char *, size_t);
 
+/* The checksums verified resume offers: ResumeHash (xfer/hashalg.c) */
+void	hpn_sftp_hash_ssh(char * const *);
+const char *hpn_sftp_hash_offer(void);
+int	hpn_sftp_hash_offered(const char *);
+
 /* -n N: more connections for the engine (hpn-sftp-lanes.c) */
 #define HPN_LANES_MAX		64	/* -n at most */
 /* (the fuzz harness's build makes them small: tests/fuzz/xfer_fuzz.c) */

@@ -139,6 +139,9 @@ size_t	hpn_sftp_ref_make(u_char *, const u_int32_t *, u_int);
 #define HPN_HASH_PIECE_MIN	(1024 * 1024)		/* bytes per hash */
 #define HPN_HASH_PIECES_MAX	64			/* per request */
 #define HPN_HASH_THREADS	8			/* at most, per end */
+extern const char *const hpn_hash_names[];	/* hpn-options.c */
+const char *hpn_hash_default(void);			/* ResumeHash */
+int	hpn_parse_hash_list(const char *, char *, size_t);
 const char *hpn_hash_pick(const char *);
 const char *hpn_hash_algs(void);
 int	hpn_hash_range(int, const char *, u_int64_t, u_int64_t, u_char *,

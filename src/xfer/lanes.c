@@ -24,7 +24,8 @@
  *
  * Owns: the extra connections, one struct lane each (its ssh, its socket,
  * its greeting), from -n's option to their end.
- * Calls: conn.c, proto.c (the VERSION's first bytes). */
+ * Calls: conn.c, proto.c (the VERSION's first bytes), hashalg.c (the
+ * command, for ResumeHash). */
 
 #include "includes.h"
 
@@ -121,7 +122,8 @@ lanes_argv_free(char **argv)
 
 /*
  * The command of the first connection: argv[0] the program, then its
- * arguments up to NULL; our options go right after argv[0].
+ * arguments up to NULL; our options go right after argv[0].  Kept by
+ * hashalg.c too, with any -n.
  */
 void
 hpn_sftp_lanes_cmd(char * const *argv)
@@ -131,6 +133,7 @@ hpn_sftp_lanes_cmd(char * const *argv)
 	};
 	size_t i, n, k = 0;
 
+	hpn_sftp_hash_ssh(argv);	/* ResumeHash is asked of it */
 	if (lanes.want <= 1 || lanes.started || argv == NULL ||
 	    argv[0] == NULL)
 		return;
@@ -154,7 +157,7 @@ hpn_sftp_lanes_ssh(char * const *base, const char *program,
 	char **v, portbuf[16];
 	size_t n, k = 0, i;
 
-	if (lanes.want <= 1 || base == NULL)
+	if (base == NULL)	/* and with -n 1 too, for ResumeHash */
 		return;
 	for (n = 0; base[n] != NULL; n++)
 		;

@@ -78,7 +78,7 @@ send_hash(struct hpn_sftp *h, const u_char *handle, size_t hlen,
 	    (r = sshbuf_put_u32(b, id)) != 0 ||
 	    (r = sshbuf_put_cstring(b, HPN_HASH_EXT)) != 0 ||
 	    (r = sshbuf_put_string(b, handle, hlen)) != 0 ||
-	    (r = sshbuf_put_cstring(b, hpn_hash_algs())) != 0 ||
+	    (r = sshbuf_put_cstring(b, hpn_sftp_hash_offer())) != 0 ||
 	    (r = sshbuf_put_u64(b, off)) != 0 ||
 	    (r = sshbuf_put_u64(b, len)) != 0 ||
 	    (r = sshbuf_put_u32(b, PIECE)) != 0)
@@ -151,7 +151,7 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 		want = MINIMUM(len - off, HPN_HASH_RANGE_MAX);
 		/* ours first, with our first choice until the server's is known */
 		strlcpy(lalg, *alg != '\0' ? alg :
-		    hpn_hash_pick(hpn_hash_algs()), sizeof(lalg));
+		    hpn_hash_pick(hpn_sftp_hash_offer()), sizeof(lalg));
 		if (ret == SAME && hash_local(lfd, lalg, off, want, name, &md,
 		    &np, &mdlen, &here) != 0)
 			ret = FAILED;
@@ -168,7 +168,7 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 				fatal_fr(r, "parse status");
 			if (status == SSH2_FX_OP_UNSUPPORTED && got == 0) {
 				debug_f("\"%s\": the server has none of %s",
-				    name, hpn_hash_algs());
+				    name, hpn_sftp_hash_offer());
 				ret = NO_HASH;
 			} else {
 				error("hash remote \"%s\": %s", name,
@@ -186,7 +186,7 @@ same_prefix(struct hpn_sftp *h, const u_char *handle, size_t hlen, int lfd,
 		    (r = sshbuf_get_u64(m, &rdone)) != 0 ||
 		    (r = sshbuf_get_u32(m, &rn)) != 0)
 			fatal_fr(r, "parse hash reply");
-		if (hpn_hash_pick(ralg) == NULL || rn > HPN_HASH_PIECES_MAX ||
+		if (!hpn_sftp_hash_offered(ralg) || rn > HPN_HASH_PIECES_MAX ||
 		    (*alg != '\0' && strcmp(alg, ralg) != 0)) {
 			error("hash remote \"%s\": a reply we cannot use "
 			    "(algorithm \"%s\", %u pieces)", name, ralg, rn);

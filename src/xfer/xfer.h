@@ -19,6 +19,7 @@
  *   early.c    what rides with INIT; the answers kept for later
  *   lanes.c    -n: the extra connections, started and greeted
  *   resume.c   verified resume: plans from hashes
+ *   hashalg.c  the checksums it offers (ResumeHash, from ssh -G)
  *   conn.c     one connection: blocking I/O, ids, plain requests
  *   proto.c    messages: composed, and replies parsed into decisions
  *

@@ -120,6 +120,13 @@ else
 	grep -E '^  [EWI]: ' "$tmp/deb.log" | sed 's/^/package-test: lintian/' || true
 fi
 client_deb=$(ls "$debdir"/hpnssh-client_*.deb) server_deb=$(ls "$debdir"/hpnssh-server_*.deb)
+# verified resume's xxh128: hpnscp/hpnsftp and hpnsftp-server/hpnsshd-session
+# link libxxhash, so shlibs puts it in both packages' Depends
+for d in "$client_deb" "$server_deb"; do
+	dpkg-deb -f "$d" Depends | grep -qE '(^|, )libxxhash0( |,|$)' ||
+		die "$(basename "$d") does not depend on libxxhash0: $(dpkg-deb -f "$d" Depends)"
+done
+say "both packages depend on libxxhash0 (xxh128 for verified resume)"
 
 # --- install ----------------------------------------------------------------
 # Everything below /etc, /usr, /var/lib (but apt's and dpkg's own state) and
@@ -159,6 +166,8 @@ for d in /etc/hpnssh/hpnssh_config.d /etc/hpnssh/hpnsshd_config.d; do
 done
 grep -qx 'Include /etc/hpnssh/hpnsshd_config.d/\*.conf' /etc/hpnssh/hpnsshd_config || die "hpnsshd_config has no Include"
 grep -qx 'Include /etc/hpnssh/hpnssh_config.d/\*.conf' /etc/hpnssh/hpnssh_config || die "hpnssh_config has no Include"
+/usr/bin/hpnssh -G host.invalid 2>&1 | grep -qx 'resumehash xxh128,sha256,blake2b512' ||
+	die "hpnssh -G: not xxh128 first: $(/usr/bin/hpnssh -G host.invalid 2>&1 | grep -i resumehash)"
 
 # --- host keys: the host's identity -------------------------------------------
 # openssh-server's keys when /etc/ssh has some (05-host-keys.conf names

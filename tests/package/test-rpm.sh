@@ -43,15 +43,16 @@ requires() {	# requires RPM PATTERN WHAT...: rpm -qpR RPM matches each PATTERN
 }
 requires "$server" '^pam$' 'pam (package)' '^libpam\.so\.0' 'PAM (libpam)' \
     '^libgssapi_krb5\.so\.2' 'Kerberos (libgssapi_krb5)' '^libkrb5\.so\.3' 'Kerberos (libkrb5)' \
-    '^libaudit\.so\.1' 'audit (libaudit)' '^libselinux\.so\.1' 'SELinux (libselinux)'
+    '^libaudit\.so\.1' 'audit (libaudit)' '^libselinux\.so\.1' 'SELinux (libselinux)' \
+    '^libxxhash\.so\.0' 'xxh128 of hpnsftp-server (libxxhash)'
 requires "$clients" '^libfido2\.so\.1' 'FIDO (libfido2)' '^libgssapi_krb5\.so\.2' 'Kerberos (libgssapi_krb5)' \
-    '^libselinux\.so\.1' 'SELinux (libselinux)'
-say "rpm -qpR: hpnssh-server requires pam, libpam, libgssapi_krb5, libkrb5, libaudit, libselinux;" \
-    "hpnssh-clients libfido2, libgssapi_krb5, libselinux"
+    '^libselinux\.so\.1' 'SELinux (libselinux)' '^libxxhash\.so\.0' 'xxh128 of hpnscp (libxxhash)'
+say "rpm -qpR: hpnssh-server requires pam, libpam, libgssapi_krb5, libkrb5, libaudit, libselinux," \
+    "libxxhash; hpnssh-clients libfido2, libgssapi_krb5, libselinux, libxxhash"
 
 # The spec's own BuildRequires name the -devel packages of the same.
 spec="$top/contrib/rpm/hpnssh.spec"
-for d in pam-devel krb5-devel libfido2-devel audit-libs-devel libselinux-devel; do
+for d in pam-devel krb5-devel libfido2-devel audit-libs-devel libselinux-devel xxhash-devel; do
 	grep -qE "^BuildRequires:[[:space:]]+$d\$" "$spec" || die "hpnssh.spec: no BuildRequires: $d"
 done
 
@@ -79,12 +80,13 @@ for kv in "usepam yes" "pamservicename hpnsshd" "gssapiauthentication yes" "sysl
 done
 "$r/usr/bin/hpnssh" -G -F "$tmp/ssh_config" host.invalid > "$tmp/ssh-G" 2>&1 ||
 	{ cat "$tmp/ssh-G"; die "the packaged hpnssh rejects the shipped configuration"; }
-for kv in "gssapiauthentication yes" "sendenv LC_\*" "port 2222"; do
+for kv in "gssapiauthentication yes" "sendenv LC_\*" "port 2222" \
+    "resumehash xxh128,sha256,blake2b512"; do
 	grep -qx "$kv" "$tmp/ssh-G" || die "hpnssh -G of the shipped configuration: no '$kv'"
 done
 [ -f "$r/etc/pam.d/hpnsshd" ] || die "no /etc/pam.d/hpnsshd in hpnssh-server"
 say "shipped configuration: hpnsshd -T has UsePAM yes (service hpnsshd), GSSAPI, AUTHPRIV, LANG LC_*;" \
-    "hpnssh -G GSSAPI, SendEnv LC_*"
+    "hpnssh -G GSSAPI, SendEnv LC_*, ResumeHash xxh128 first"
 
 rc=0
 rpmlint -r "$top/contrib/rpm/hpnssh.rpmlintrc" "$spec" "$out"/RPMS/*/*.rpm > "$tmp/rpmlint.log" 2>&1 || rc=$?

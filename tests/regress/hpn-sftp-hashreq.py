@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """hash-range@hpn-patch-set.invalid, asked of an sftp-server directly.
 
-  hpn-sftp-hashreq.py FILE SERVER [ARGS...]
+  hpn-sftp-hashreq.py [--xxh128] [--refused] [--read-only] FILE SERVER [ARGS...]
 
 Runs SERVER (an sftp-server) on a pipe and checks its answers about FILE
-(a readable regular file of more than 3 MiB) against Python's hashlib:
-the extension is advertised; SHA-256 and BLAKE2b-512 of ranges (the start,
-the middle, across the end, past the end), whole or cut into pieces of
-1 MiB and more (hashed in parallel by the server); the first algorithm of
-a list that the server has is used; an unknown algorithm, a range over the
+(a readable regular file of more than 3 MiB) against Python's hashlib and
+xxhash module (python3-xxhash): the extension is advertised; SHA-256,
+BLAKE2b-512 and, with --xxh128 (a build with libxxhash), xxh128 of ranges
+(the start, the middle, across the end, past the end), whole or cut into
+pieces of 1 MiB and more (hashed in parallel by the server); the first
+algorithm of a list that the server has is used (without --xxh128, a list
+naming xxh128 first gets the next one, and xxh128 alone none); an unknown
+algorithm, a range over the
 limit, pieces under 1 MiB and a list of names too long are refused; a handle opened for writing
 only, and a directory's, give an error and no hash.  With --refused the
 server is expected to refuse the extension (-P hash-range): it is not
@@ -37,6 +40,19 @@ FX_BAD_MESSAGE, FX_OP_UNSUPPORTED = 5, 8
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
+
+
+def reference(alg, data):
+    """The hash as Python's own modules compute it."""
+    if alg == "xxh128":
+        try:
+            import xxhash
+        except ImportError:
+            fail("xxh128 needs Python's xxhash module (python3-xxhash: "
+                 "make deps)")
+        # canonical form, big-endian, as xxh128sum prints it
+        return xxhash.xxh3_128(data).digest()
+    return hashlib.new(alg, data).digest()
 
 
 def s(b):
@@ -94,11 +110,13 @@ def status(body):
 
 
 def main():
-    refused = readonly = False
+    refused = readonly = xxh = False
     args = sys.argv[1:]
-    while args and args[0] in ("--refused", "--read-only"):
+    while args and args[0] in ("--refused", "--read-only", "--xxh128"):
         if args[0] == "--refused":
             refused = True
+        elif args[0] == "--xxh128":
+            xxh = True
         else:
             readonly = True
         args = args[1:]
@@ -153,6 +171,19 @@ def main():
              (b"blake2b512", "blake2b512", 0, 2 * MIB, MIB),
              (b"sha256", "sha256", size - MIB - 10, 3 * MIB, MIB),
              (b"sha256", "sha256", 0, 1000, MIB)]
+    if xxh:
+        cases += [(b"xxh128", "xxh128", 0, 65536, 0),
+                  (b"xxh128,sha256", "xxh128", 1000, 40000, 0),
+                  (b"md5,xxh128", "xxh128", 0, size, 0),
+                  (b"sha256,xxh128", "sha256", 3, 5000, 0),
+                  (b"xxh128", "xxh128", size - 100, 1000, 0),
+                  (b"xxh128", "xxh128", size + 10, 1000, 0),
+                  (b"xxh128", "xxh128", 5, 3 * MIB + 7, MIB),
+                  (b"xxh128", "xxh128", size - MIB - 10, 3 * MIB, MIB),
+                  (b"xxh128,blake2b512", "xxh128", 0, 2 * MIB, MIB)]
+    else:
+        cases += [(b"xxh128,sha256", "sha256", 0, 65536, 0),
+                  (b"xxh128,blake2b512", "blake2b512", 7, 2 * MIB, MIB)]
     for algs, want, off, length, piece in cases:
         t, b = ask(algs, off, length, piece=piece)
         if t != EXTENDED_REPLY:
@@ -166,8 +197,8 @@ def main():
             md, o = gets(b, o)
             mds.append(md)
         step = piece if 0 < piece < length else max(length, 1)
-        expect = [hashlib.new(want, data[off + i:off + min(i + step, length)])
-                  .digest() for i in range(0, max(length, 1), step)]
+        expect = [reference(want, data[off + i:off + min(i + step, length)])
+                  for i in range(0, max(length, 1), step)]
         got = data[off:off + length]
         if (alg.decode() != want or done != len(got) or mds != expect or
                 o != len(b)):
@@ -177,13 +208,17 @@ def main():
         print("ok: %s of %d bytes at %d in %d piece(s) (asked %s)" % (
             want, done, off, count, algs.decode()))
 
-    for what, algs, off, length, code in [
-            ("an unknown algorithm", b"md5", 0, 100, FX_OP_UNSUPPORTED),
-            ("a range over the limit", b"sha256", 0, LIMIT + 1,
-             FX_BAD_MESSAGE),
-            ("a list of names too long", b"x," * 200 + b"sha256", 0, 100,
-             FX_BAD_MESSAGE),
-            ("pieces under 1 MiB", b"sha256", 0, 3 * MIB, FX_BAD_MESSAGE)]:
+    refusals = [
+        ("an unknown algorithm", b"md5", 0, 100, FX_OP_UNSUPPORTED),
+        ("names like xxh128's", b"xxh128x,xxh3", 0, 100, FX_OP_UNSUPPORTED),
+        ("a range over the limit", b"sha256", 0, LIMIT + 1, FX_BAD_MESSAGE),
+        ("a list of names too long", b"x," * 200 + b"sha256", 0, 100,
+         FX_BAD_MESSAGE),
+        ("pieces under 1 MiB", b"sha256", 0, 3 * MIB, FX_BAD_MESSAGE)]
+    if not xxh:
+        refusals.append(("xxh128 alone (not in this build)", b"xxh128", 0,
+                         100, FX_OP_UNSUPPORTED))
+    for what, algs, off, length, code in refusals:
         t, b = ask(algs, off, length, piece=4096 if "pieces" in what else 0)
         if t != STATUS or status(b) != code:
             fail("%s: type %d, status %r (expected %d)" % (

@@ -25,10 +25,16 @@ own stdin/stdout (the client: sftp -D, scp -D), watching them:
             write_bytes in WRITE requests.
   rate      --rate BYTES: at most that many bytes a second each way (a
             slow path, to interrupt a transfer in its middle).
+  hashes    the algorithms hash-range@hpn-patch-set.invalid requests offer
+            (hash_offered) and its replies use (hash_used); --hash-lacks
+            NAME takes NAME out of each request's list, as a server
+            without it would pass over it (one built without libxxhash,
+            an older one).
 
 The report (FILE, written at the end): "key value" lines: max_depth,
 max_handles, allowed, over (times above allowed), requests, opens,
-read_bytes, write_bytes,
+read_bytes, write_bytes, hash_offered and hash_used (the lists of the
+first request and reply, "-" without any),
 plus "depth N TYPE" for every request.  Bounded: it ends when either side
 closes, and after --timeout seconds (default 300) at the latest.
 """
@@ -49,6 +55,7 @@ STATUS, HANDLE, DATA, NAME, EXTENDED, EXTENDED_REPLY = (101, 102, 103, 104,
                                                        200, 201)
 READDIR = 12
 OP_UNSUPPORTED = 8
+HASH_EXT = b"hash-range@hpn-patch-set.invalid"
 
 NAMES = {1: "INIT", 3: "OPEN", 4: "CLOSE", 5: "READ", 6: "WRITE", 7: "LSTAT",
          8: "FSTAT", 9: "SETSTAT", 10: "FSETSTAT", 11: "OPENDIR",
@@ -67,6 +74,7 @@ def parse():
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--inject", default=None)
     p.add_argument("--rate", type=float, default=0)
+    p.add_argument("--hash-lacks", default=None)
     p.add_argument("server", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.server and a.server[0] == "--":
@@ -102,6 +110,9 @@ class State:
         self.opens = 0
         self.read_bytes = 0
         self.write_bytes = 0
+        self.hash_ids = set()
+        self.hash_offered = None  # the first request's list
+        self.hash_used = None     # the first reply's algorithm
         if a.handles is not None:
             self.allowed = a.handles
         elif a.no_limits:
@@ -128,9 +139,20 @@ class State:
             data, _ = sstr(body, off + 8)
             self.write_bytes += len(data)
         if t == EXTENDED:
-            name, _ = sstr(body, 5)
+            name, off = sstr(body, 5)
             if name == b"limits@openssh.com":
                 self.limits_id = rid
+            if name == HASH_EXT:
+                self.hash_ids.add(rid)
+                _, off = sstr(body, off)        # handle
+                algs, end = sstr(body, off)
+                if self.hash_offered is None:
+                    self.hash_offered = algs.decode()
+                if self.a.hash_lacks is not None:
+                    algs = b",".join(n for n in algs.split(b",")
+                                     if n != self.a.hash_lacks.encode())
+                    body = (body[:off] + struct.pack(">I", len(algs)) +
+                            algs + body[end:])
         return body
 
     def resolve(self, h):
@@ -168,6 +190,10 @@ class State:
         if t == DATA:
             data, _ = sstr(body, 5)
             self.read_bytes += len(data)
+        if rid in self.hash_ids:
+            self.hash_ids.discard(rid)
+            if t == EXTENDED_REPLY and self.hash_used is None:
+                self.hash_used = sstr(body, 5)[0].decode()
         if t == HANDLE and k in (OPEN, OPENDIR):
             h, _ = sstr(body, 5)
             self.made_by[rid] = h
@@ -313,6 +339,8 @@ def main():
             f.write("opens %d\n" % st.opens)
             f.write("read_bytes %d\n" % st.read_bytes)
             f.write("write_bytes %d\n" % st.write_bytes)
+            f.write("hash_offered %s\n" % (st.hash_offered or "-"))
+            f.write("hash_used %s\n" % (st.hash_used or "-"))
             for d, t in st.log:
                 f.write("depth %d %s\n" % (d, t))
         os.rename(a.report + ".tmp", a.report)

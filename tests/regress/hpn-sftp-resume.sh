@@ -6,9 +6,12 @@
 #	than the source, is sent whole; a missing one is sent whole; a copy
 #	killed with SIGKILL in its middle (one file, a tree) is finished with
 #	no more than the missing part sent again, plus 1 %.  Against a server
-#	without the extension -Z sends whole, -ZZ appends by size.  The file
-#	data moved is counted by tests/regress/hpn-sftp-proxy.py; every result
-#	is compared by SHA-256.
+#	without the extension -Z sends whole, -ZZ appends by size.  The
+#	checksum: xxh128 where the build has libxxhash, against a server
+#	without it the next one (sha256), and ResumeHash from -o and from
+#	ssh_config (asked of ssh -G).  The file data moved and the algorithms
+#	are seen by tests/regress/hpn-sftp-proxy.py; every result is compared
+#	by SHA-256.
 #	Placed in the Public Domain.
 
 tid="hpn sftp resume"
@@ -35,12 +38,27 @@ within() {
 	[ "$1" -le `expr $2 + $2 / 100` ]
 }
 
+# the checksum by default: xxh128 where the build has libxxhash
+XXH=
+DEF=sha256
+if $SSH -G -F /dev/null somehost 2>/dev/null | grep -q '^resumehash xxh128,'
+then
+	XXH=--xxh128
+	DEF=xxh128
+fi
+trace "the default checksum: $DEF"
+
+# the algorithms the last run offered and the server used
+hash_seen() {
+	awk -v k=hash_$1 '$1 == k { print $2 }' $W/rep
+}
+
 # --- the extension itself
-verbose "$tid: sftp-server's hash-range extension"
+verbose "$tid: sftp-server's hash-range extension ($DEF first)"
 head -c 5000000 /dev/urandom > $W/h
 for how in "" "--read-only:-R" "--refused:-P hash-range" \
     "--refused:-p open,close,read,lstat,stat,fstat"; do
-	opt=${how%%:*}
+	opt="$XXH ${how%%:*}"
 	sopt=
 	[ "$how" = "${how#*:}" ] || sopt=${how#*:}
 	$PY $HASHREQ $opt $W/h $SFTPSERVER $sopt > $W/out 2>&1 ||
@@ -118,6 +136,36 @@ for how in scp-down scp-up reget reput get-a put-a; do
 	rm -f $D
 	copy $how $w
 	check $how "missing" "" -
+done
+
+# --- the checksum: ours first, the next one where the server lacks it
+verbose "$tid: $DEF by default; a server without xxh128 gets sha256"
+lacks=`mkserver lacks $PY $PROXY --report $W/rep --delay 0 \
+    --hash-lacks xxh128 -- $SFTPSERVER`
+for how in scp-down scp-up; do
+	D=`dest $how`
+	head -c 2000000 $W/big > $D
+	copy $how $w
+	check $how "default checksum" "$DEF of the 2000000 bytes there matches" \
+	    `expr $BIG - 2000000`
+	[ "`hash_seen used`" = $DEF ] ||
+		fail "$how: the server used `hash_seen used`, not $DEF"
+	if [ -n "$XXH" ]; then
+		[ "`hash_seen offered`" = "xxh128,sha256,blake2b512" ] ||
+		    fail "$how: offered `hash_seen offered`"
+	fi
+
+	head -c 2000000 $W/big > $D
+	copy $how $lacks
+	check $how "a server without xxh128" \
+	    "sha256 of the 2000000 bytes there matches" `expr $BIG - 2000000`
+	[ "`hash_seen used`" = sha256 ] ||
+		fail "$how, no xxh128: the server used `hash_seen used`"
+
+	head -c 3000000 $W/big > $D
+	printf X | dd of=$D bs=1 seek=2500000 conv=notrunc 2>/dev/null
+	copy $how $lacks
+	check $how "no xxh128, a flipped byte" "differ from the source (sha256)" -
 done
 
 # --- a server without the extension
@@ -231,6 +279,37 @@ for how in down up; do
 	grep -q "matches: resuming at 2000000" $W/out ||
 		fail "scp -Z $how via sshd: not resumed: `cat $W/out`"
 done
+
+# ResumeHash: from the command line, and from ssh_config (ssh -G), where
+# Host applies; a bad one stops ssh
+verbose "$tid: ResumeHash, through ssh -G"
+cp $OBJ/ssh_proxy $OBJ/ssh_proxy.rh
+printf 'Host somehost\n\tResumeHash blake2b512,sha256\n' >> $OBJ/ssh_proxy.rh
+for how in "-oResumeHash=sha256:sha256:ssh_proxy" \
+    "-oResumeHash=blake2b512,sha256:blake2b512:ssh_proxy" \
+    ":blake2b512:ssh_proxy.rh" "-oResumeHash=sha256:sha256:ssh_proxy.rh"; do
+	o=${how%%:*}
+	want=`echo $how | cut -d: -f2`
+	cf=${how##*:}
+	D=`dest scp-down`
+	head -c 2000000 $W/big > $D
+	${SCP} -Z $o -S $SSH -F $OBJ/$cf somehost:$W/big $D > $W/out 2>&1 ||
+		fail "scp -Z $o -F $cf: `cat $W/out`"
+	cmp -s $W/big $D || fail "scp -Z $o -F $cf: the result differs"
+	grep -q "$want of the 2000000 bytes there matches" $W/out ||
+		fail "scp -Z $o -F $cf: not by $want: `cat $W/out`"
+done
+batch "reget $W/big $W/d/big"
+head -c 2000000 $W/big > $W/d/big
+${SFTP} -S $SSH -F $OBJ/ssh_proxy.rh -b $W/batch somehost > $W/out 2>&1 ||
+	fail "sftp reget -F ssh_proxy.rh: `cat $W/out`"
+cmp -s $W/big $W/d/big || fail "sftp reget -F ssh_proxy.rh: the result differs"
+grep -q "blake2b512 of the 2000000 bytes there matches" $W/out ||
+	fail "sftp reget -F ssh_proxy.rh: not by blake2b512: `cat $W/out`"
+${SCP} -Z -oResumeHash=md5 -S $SSH -F $OBJ/ssh_proxy somehost:$W/big $D \
+    > $W/out 2>&1 && fail "scp -Z -oResumeHash=md5: accepted"
+grep -q 'Bad resumehash.*unknown algorithm "md5"' $W/out ||
+	fail "scp -Z -oResumeHash=md5: `cat $W/out`"
 cp $OBJ/sshd_proxy.resume $OBJ/sshd_proxy
 
 # --- what -Z does not do

@@ -534,6 +534,154 @@ reply_to(int fd, struct sshbuf *msg, const char *algs, u_int64_t off,
 	return ret;
 }
 
+/* hex of md[0..len) */
+static const char *
+hex(const u_char *md, u_int len)
+{
+	static char buf[2 * HPN_HASH_MD_MAX + 1];
+	u_int i;
+
+	for (i = 0; i < len && i < HPN_HASH_MD_MAX; i++)
+		snprintf(buf + 2 * i, 3, "%02x", md[i]);
+	buf[2 * i] = '\0';
+	return buf;
+}
+
+/*
+ * xxh128, where the build has libxxhash: digests as Python's xxhash
+ * module and xxh128sum print them (computed there: big-endian), of ranges
+ * across reads and at the end; pieces as their ranges.
+ */
+static void
+hash_xxh128_tests(void)
+{
+	char path[] = "/tmp/test_hpn.XXXXXX";
+	u_char *data, md[HPN_HASH_MD_MAX], want[HPN_HASH_MD_MAX], *mds;
+	u_int mdlen, wlen, np, k;
+	u_int64_t done, o, piece = HPN_HASH_PIECE_MIN;
+	size_t i, n = 4096 * 256;	/* bytes(range(256)) * 4096 */
+	int fd;
+
+	if (strstr(hpn_hash_algs(), "xxh128") == NULL) {
+		TEST_START("hash-range: no xxh128 in this build");
+		ASSERT_STRING_EQ(hpn_hash_pick("xxh128,sha256"), "sha256");
+		TEST_DONE();
+		return;
+	}
+	TEST_START("hash-range: xxh128 first, picked where asked for");
+	ASSERT_STRING_EQ(hpn_hash_algs(), "xxh128,sha256,blake2b512");
+	ASSERT_STRING_EQ(hpn_hash_pick("xxh128"), "xxh128");
+	ASSERT_STRING_EQ(hpn_hash_pick("md5,xxh128,sha256"), "xxh128");
+	ASSERT_STRING_EQ(hpn_hash_pick("sha256,xxh128"), "sha256");
+	ASSERT_PTR_EQ(hpn_hash_pick("xxh3,xxh64,xxh128x"), NULL);
+	TEST_DONE();
+
+	data = xmalloc(n);
+	for (i = 0; i < n; i++)
+		data[i] = (u_char)i;
+	ASSERT_INT_NE(fd = mkstemp(path), -1);
+	ASSERT_SIZE_T_EQ((size_t)write(fd, data, n), n);
+
+	TEST_START("hash-range: xxh128 digests as xxh128sum's");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "xxh128", 0, n, md, &mdlen, &done),
+	    0);
+	ASSERT_U64_EQ(done, n);
+	ASSERT_U_INT_EQ(mdlen, 16);
+	ASSERT_STRING_EQ(hex(md, mdlen), "1b208d2839093774d36c0e13a3df139e");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "xxh128", 1000, 700000, md, &mdlen,
+	    &done), 0);
+	ASSERT_U64_EQ(done, 700000);
+	ASSERT_STRING_EQ(hex(md, mdlen), "edbf375a2029e46ddf75e29ad3ee9bcd");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "xxh128", n - 10, 1000, md, &mdlen,
+	    &done), 0);
+	ASSERT_U64_EQ(done, 10);
+	ASSERT_STRING_EQ(hex(md, mdlen), "a34ee5cb53d0e33bab809317afce99dc");
+	ASSERT_INT_EQ(hpn_hash_range(fd, "xxh128", n + 1, 1000, md, &mdlen,
+	    &done), 0);
+	ASSERT_U64_EQ(done, 0);
+	ASSERT_STRING_EQ(hex(md, mdlen), "99aa06d3014798d86001c324468d497f");
+	TEST_DONE();
+
+	TEST_START("hash-range: xxh128 pieces, in parallel, as their ranges");
+	/* 2 MiB more, then pieces of 1 MiB: the last ones past the end */
+	ASSERT_INT_EQ(ftruncate(fd, 3 * n + 77), 0);
+	ASSERT_INT_EQ(hpn_hash_pieces(fd, "xxh128", 5, 5 * piece, piece,
+	    &mds, &np, &mdlen, &done), 0);
+	ASSERT_U_INT_EQ(np, 5);
+	ASSERT_U64_EQ(done, 3 * n + 77 - 5);
+	for (k = 0; k < np; k++) {
+		o = 5 + (u_int64_t)k * piece;
+		ASSERT_INT_EQ(hpn_hash_range(fd, "xxh128", o, piece, want,
+		    &wlen, &done), 0);
+		ASSERT_U_INT_EQ(mdlen, wlen);
+		ASSERT_MEM_EQ(mds + (size_t)k * HPN_HASH_MD_MAX, want, wlen);
+	}
+	free(mds);
+	TEST_DONE();
+
+	TEST_START("hash-range: the server's reply with xxh128");
+	{
+		struct sshbuf *msg;
+		u_char type;
+		u_int32_t v;
+		char *alg;
+
+		ASSERT_PTR_NE(msg = sshbuf_new(), NULL);
+		ASSERT_U_INT_EQ(reply_to(fd, msg, "xxh128,sha256", 0, 3, 0),
+		    SSH2_FX_OK);
+		ASSERT_INT_EQ(sshbuf_get_u8(msg, &type), 0);
+		ASSERT_INT_EQ(sshbuf_get_u32(msg, &v), 0);
+		ASSERT_INT_EQ(sshbuf_get_cstring(msg, &alg, NULL), 0);
+		ASSERT_STRING_EQ(alg, "xxh128");
+		free(alg);
+		ASSERT_INT_EQ(sshbuf_get_u64(msg, &done), 0);
+		ASSERT_U64_EQ(done, 3);
+		ASSERT_INT_EQ(sshbuf_get_u32(msg, &v), 0);
+		ASSERT_U_INT_EQ(v, 1);
+		ASSERT_INT_EQ(sshbuf_get_u32(msg, &v), 0);
+		ASSERT_U_INT_EQ(v, 16);
+		/* bytes 0, 1, 2 */
+		ASSERT_STRING_EQ(hex(sshbuf_ptr(msg), 16),
+		    "e3b55f57945a17cf5f4299fc161c9cbb");
+		sshbuf_free(msg);
+	}
+	TEST_DONE();
+
+	close(fd);
+	unlink(path);
+	free(data);
+}
+
+/* ResumeHash's values (hpn-options.c) */
+static void
+hash_option_tests(void)
+{
+	char why[128];
+	int xxh = strstr(hpn_hash_algs(), "xxh128") != NULL;
+
+	TEST_START("ResumeHash: the default, and lists checked");
+	ASSERT_STRING_EQ(hpn_hash_default(), hpn_hash_algs());
+	ASSERT_INT_EQ(hpn_parse_hash_list("sha256", why, sizeof(why)), 0);
+	ASSERT_INT_EQ(hpn_parse_hash_list("blake2b512,sha256", why,
+	    sizeof(why)), 0);
+	ASSERT_INT_EQ(hpn_parse_hash_list("xxh128,sha256", why, sizeof(why)),
+	    xxh ? 0 : -1);
+	if (!xxh)
+		ASSERT_PTR_NE(strstr(why, "not in this build"), NULL);
+	ASSERT_INT_EQ(hpn_parse_hash_list("md5", why, sizeof(why)), -1);
+	ASSERT_PTR_NE(strstr(why, "unknown algorithm \"md5\""), NULL);
+	ASSERT_INT_EQ(hpn_parse_hash_list("sha256,,blake2b512", why,
+	    sizeof(why)), -1);
+	ASSERT_INT_EQ(hpn_parse_hash_list("sha256,", why, sizeof(why)), -1);
+	ASSERT_INT_EQ(hpn_parse_hash_list("sha256,blake2b512,sha256", why,
+	    sizeof(why)), -1);
+	ASSERT_PTR_NE(strstr(why, "named twice"), NULL);
+	ASSERT_INT_EQ(hpn_parse_hash_list("", why, sizeof(why)), -1);
+	ASSERT_INT_EQ(hpn_parse_hash_list(NULL, why, sizeof(why)), -1);
+	ASSERT_INT_EQ(hpn_parse_hash_list("SHA256", why, sizeof(why)), -1);
+	TEST_DONE();
+}
+
 static void
 hash_range_tests(void)
 {
@@ -671,6 +819,8 @@ hash_range_tests(void)
 	close(fd);
 	unlink(path);
 	free(data);
+	hash_xxh128_tests();
+	hash_option_tests();
 }
 
 /* --- hpn-metrics.c: TCP stack metrics ----------------------------------- */
