@@ -669,8 +669,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	signal(SIGPIPE, SIG_IGN);	/* as ssh and sshd */
 	hpn_fresh = hpn;
 	tcp_pair(&tcp[0], &tcp[1]);
+	/*
+	 * Twice the most it holds: with that room sshbuf_allocate() packs
+	 * instead of reallocating (a reallocation in a step that ended in
+	 * fatal() would be freed with the step's leftovers, and the buffer,
+	 * kept for every input, read after the free)
+	 */
 	if ((chan_output = sshbuf_new()) == NULL ||
-	    sshbuf_allocate(chan_output, OUTPUT_MAX) != 0)
+	    sshbuf_allocate(chan_output, 2 * OUTPUT_MAX) != 0)
 		bad("sshbuf_allocate");
 	if (dir != NULL) {
 		write_seeds(dir);
