@@ -247,4 +247,12 @@ void	hpn_metrics_poll(struct ssh *, struct timespec *);
 int	hpn_metrics_done(struct ssh *);
 void	hpn_metrics_end(struct ssh *);
 
+/* hpn-early-client.c: client only (README.hpn section 14) */
+struct sshkey;
+void	hpn_early_socket(struct ssh *);
+int	hpn_early_userauth(struct ssh *);
+void	hpn_early_first_request(struct ssh *, const char *);
+int	hpn_early_sign(struct ssh *, const struct sshkey *, const char *, int);
+int	hpn_early_none_fallback(void);
+
 #endif /* HPN_H */
