@@ -27,6 +27,19 @@
  *    signature algorithms.  The signature is upstream's, over this
  *    session's id, made once the host key has been checked.
  *
+ * Towards hpnsshd (both sent their KEXINIT marker, hpn-early.c):
+ *
+ *  - The session (CHANNEL_OPEN, the requests of ssh_session2_setup(): pty,
+ *    environment, exec, subsystem or shell) and the first data of its
+ *    standard input (what is there to read without waiting, at most
+ *    HPN_EARLY_DATA_MAX; not from a terminal) go right behind the first
+ *    signed publickey request.  When that request does not end
+ *    authentication, the server drops them and so do we: the session
+ *    opens as upstream's once authenticated, its first data from what was
+ *    read then.  Only the session of a plain connection goes early: not
+ *    with -N, -f, -W, -R, -w, ControlMaster, ControlPersist, or local
+ *    forwards that ExitOnForwardFailure must see set up first.
+ *
  * Linked into hpnssh only.
  */
 
@@ -38,6 +51,7 @@
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +67,7 @@
 #include "packet.h"
 #include "dispatch.h"
 #include "kex.h"
+#include "channels.h"
 #include "ssh.h"
 #include "readconf.h"
 #include "hpn.h"
@@ -60,9 +75,15 @@
 extern Options options;
 
 static struct {
+	int	(*opener)(struct ssh *);	/* ssh.c: opens the session */
+	int	in_flight;	/* the opener runs for an early session */
+	int	tried;		/* an early session was considered */
+	int	sess;		/* its channel while it stands, or -1 */
+	int	taken;		/* ... and authentication ended with it */
+	struct sshbuf *stash;	/* its data: for a session opened later */
 	int	none_skipped;	/* the first request was not "none" */
 	int	none_sent;
-} ec = { 0, 0 };
+} ec = { NULL, 0, 0, -1, 0, NULL, 0, 0 };
 
 /* Linux: ACK what comes next at once, not after a delay. */
 static void
@@ -78,10 +99,11 @@ quickack(struct ssh *ssh)
 #endif
 }
 
-/* sshconnect.c, connected: TCP_NODELAY. */
+/* sshconnect.c, connected: EarlySend for the key exchange; TCP_NODELAY. */
 void
 hpn_early_socket(struct ssh *ssh)
 {
+	hpn_early_configure(options.hpn_early_send);
 	if (options.hpn_early_send && ssh_packet_connection_is_on_socket(ssh))
 		set_nodelay(ssh_packet_get_connection_in(ssh));
 }
@@ -181,5 +203,166 @@ hpn_early_sign(struct ssh *ssh, const struct sshkey *key, const char *file,
 		return 0;
 	}
 	return 1;
+}
+
+/* ssh.c: what opens the session (ssh_session2_open() when it may go early). */
+void
+hpn_early_set_opener(int (*opener)(struct ssh *))
+{
+	ec.opener = opener;
+}
+
+/* ssh.c: may this connection's session go before authentication ends? */
+int
+hpn_early_session_allowed(void)
+{
+	const char *why = NULL;
+
+	if (options.session_type == SESSION_TYPE_NONE)
+		why = "no session (-N)";
+	else if (options.control_master != SSHCTL_MASTER_NO ||
+	    options.control_persist)
+		why = "ControlMaster";
+	else if (options.fork_after_authentication)
+		why = "-f";
+	else if (options.stdio_forward_host != NULL)
+		why = "-W";
+	else if (options.num_remote_forwards > 0)
+		why = "remote forwards, set up before the session";
+	else if (options.tun_open != SSH_TUNMODE_NO)
+		why = "a tunnel";
+	else if (options.exit_on_forward_failure &&
+	    options.num_local_forwards > 0)
+		why = "local forwards, checked before the session";
+	if (why != NULL)
+		debug("Early set-up: the session waits for authentication: %s",
+		    why);
+	return why == NULL;
+}
+
+/*
+ * Send what the session's standard input holds now, as the early
+ * channel's data; kept in ec.stash for a session opened later.  Returns
+ * the bytes sent.
+ */
+static u_int
+early_data(struct ssh *ssh, Channel *c)
+{
+	u_char buf[HPN_EARLY_PACKET];
+	struct pollfd pfd;
+	ssize_t n;
+	u_int sent = 0, i;
+	int r;
+
+	if (c->client_tty || c->rfd == -1 || isatty(c->rfd))
+		return 0;
+	if (ec.stash == NULL && (ec.stash = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	/* A writer blocked on a full pipe writes more once we read. */
+	for (i = 0; i < 256 && sent < HPN_EARLY_DATA_MAX; i++) {
+		pfd.fd = c->rfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) != 1 || (pfd.revents & POLLIN) == 0)
+			break;
+		/* EOF or an error: the channel reads it again later */
+		if ((n = read(c->rfd, buf,
+		    MINIMUM(sizeof(buf), HPN_EARLY_DATA_MAX - sent))) <= 0)
+			break;
+		if ((r = sshpkt_start(ssh, SSH2_MSG_CHANNEL_DATA)) != 0 ||
+		    (r = sshpkt_put_u32(ssh, c->remote_id)) != 0 ||
+		    (r = sshpkt_put_string(ssh, buf, n)) != 0 ||
+		    (r = sshpkt_send(ssh)) != 0 ||
+		    (r = sshbuf_put(ec.stash, buf, n)) != 0)
+			fatal_fr(r, "channel %d: early data", c->self);
+		hpn_channel_sent(c, n);
+		sent += n;
+	}
+	return sent;
+}
+
+/*
+ * ssh.c ssh_session2_open(): the session channel was created and its
+ * CHANNEL_OPEN queued.  Early: its requests and first data follow at once,
+ * naming the server's id of it ahead.  After a dropped early session:
+ * the data it had sent go first.
+ */
+void
+hpn_early_session_opened(struct ssh *ssh, Channel *c)
+{
+	channel_open_fn *cb = c->open_confirm;
+	void *ctx = c->open_confirm_ctx;
+	u_int sent;
+	int r;
+
+	if (!ec.in_flight) {
+		if (ec.stash != NULL && sshbuf_len(ec.stash) > 0) {
+			debug_f("channel %d: %zu bytes of the dropped early "
+			    "session first", c->self, sshbuf_len(ec.stash));
+			if ((r = sshbuf_putb(c->input, ec.stash)) != 0)
+				fatal_fr(r, "channel %d: input", c->self);
+		}
+		sshbuf_free(ec.stash);
+		ec.stash = NULL;
+		return;
+	}
+	if (cb == NULL)
+		return;
+	c->remote_id = HPN_EARLY_CHANNEL_ID;
+	c->have_remote_id = 1;
+	channel_register_open_confirm(ssh, c->self, NULL, NULL);
+	cb(ssh, c->self, 1, ctx);	/* the session's requests */
+	sent = early_data(ssh, c);
+	c->have_remote_id = 0;		/* until the server confirms it */
+	hpn_early_channel_set(c, sent);
+	verbose("Early set-up: the session (channel %d) and %u bytes of its "
+	    "input sent behind the authentication request", c->self, sent);
+}
+
+/* sshconnect2.c: a signed publickey request was queued. */
+void
+hpn_early_signed(struct ssh *ssh)
+{
+	if (ec.tried || ec.opener == NULL || !options.hpn_early_send)
+		return;
+	ec.tried = 1;
+	if (!hpn_early_agreed(ssh)) {
+		debug("Early set-up: the server takes no early session");
+		return;
+	}
+	if (!hpn_early_session_allowed())
+		return;
+	ec.in_flight = 1;
+	ec.sess = ec.opener(ssh);
+	ec.in_flight = 0;
+}
+
+/* sshconnect2.c: SUCCESS or FAILURE came for the request in flight. */
+void
+hpn_early_auth_result(struct ssh *ssh, int success)
+{
+	Channel *c;
+
+	if (ec.sess == -1 || ec.taken)
+		return;
+	if (success) {
+		ec.taken = 1;
+		sshbuf_free(ec.stash);
+		ec.stash = NULL;
+		return;
+	}
+	verbose("Early set-up: the server dropped the early session with the "
+	    "failed request; it opens after authentication");
+	if ((c = channel_lookup(ssh, ec.sess)) != NULL)
+		channel_free(ssh, c);
+	hpn_early_channel_set(NULL, 0);
+	ec.sess = -1;
+}
+
+/* ssh.c ssh_session2(): the session that went early, or -1. */
+int
+hpn_early_session_id(void)
+{
+	return ec.taken ? ec.sess : -1;
 }
 
