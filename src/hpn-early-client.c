@@ -40,6 +40,10 @@
  *    with -N, -f, -W, -R, -w, ControlMaster, ControlPersist, or local
  *    forwards that ExitOnForwardFailure must see set up first.
  *
+ * A guessed first key exchange packet (hpn-early.c) goes with the banner
+ * towards a host:port recorded in EarlyHostsFile, where hpnsshd took early
+ * set-up last time; the file is kept up to date after each key exchange.
+ *
  * Linked into hpnssh only.
  */
 
@@ -51,7 +55,9 @@
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +76,8 @@
 #include "channels.h"
 #include "ssh.h"
 #include "readconf.h"
+#include "compat.h"
+#include "atomicio.h"
 #include "hpn.h"
 
 extern Options options;
@@ -83,7 +91,8 @@ static struct {
 	struct sshbuf *stash;	/* its data: for a session opened later */
 	int	none_skipped;	/* the first request was not "none" */
 	int	none_sent;
-} ec = { NULL, 0, 0, -1, 0, NULL, 0, 0 };
+	int	kexinit_early;	/* KEXINIT went with the banner */
+} ec = { NULL, 0, 0, -1, 0, NULL, 0, 0, 0 };
 
 /* Linux: ACK what comes next at once, not after a delay. */
 static void
@@ -366,3 +375,163 @@ hpn_early_session_id(void)
 	return ec.taken ? ec.sess : -1;
 }
 
+/* EarlyHostsFile, expanded; NULL: none. */
+static char *
+hosts_path(void)
+{
+	if (!options.hpn_early_send || options.hpn_early_hosts_file == NULL ||
+	    strcmp(options.hpn_early_hosts_file, "none") == 0)
+		return NULL;
+	return tilde_expand_filename(options.hpn_early_hosts_file, getuid());
+}
+
+/* The file's text (empty when missing), or NULL: unusable. */
+static struct sshbuf *
+hosts_load(const char *path)
+{
+	struct sshbuf *b = NULL;
+	int r;
+
+	if ((r = sshbuf_load_file(path, &b)) != 0) {
+		if (r != SSH_ERR_SYSTEM_ERROR || errno != ENOENT) {
+			debug_r(r, "Early set-up: %s", path);
+			return NULL;
+		}
+		if ((b = sshbuf_new()) == NULL)
+			fatal_f("sshbuf_new failed");
+	}
+	if (sshbuf_len(b) > HPN_EARLY_HOSTS_SIZE) {
+		debug("Early set-up: %s is larger than %d bytes: not used",
+		    path, HPN_EARLY_HOSTS_SIZE);
+		sshbuf_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Record name with method kex (NULL: forget it): a new file in its place. */
+static void
+hosts_record(const char *path, const struct sshbuf *old, const char *name,
+    const char *kex)
+{
+	struct sshbuf *b;
+	char *tmp = NULL;
+	int fd = -1, r;
+
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if ((r = hpn_early_hosts_update(old, name, kex, b)) != 0) {
+		error_r(r, "Early set-up: %s", path);
+		goto out;
+	}
+	xasprintf(&tmp, "%s.XXXXXXXXXX", path);
+	if ((fd = mkstemp(tmp)) == -1) {
+		debug("Early set-up: cannot write %s: %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	if (atomicio(vwrite, fd, sshbuf_mutable_ptr(b), sshbuf_len(b)) !=
+	    sshbuf_len(b)) {
+		debug("Early set-up: cannot write %s: %s", tmp,
+		    strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1) {
+		debug("Early set-up: cannot write %s: %s", path,
+		    strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	debug("Early set-up: %s %s %s", kex == NULL ? "forgot" : "recorded",
+	    name, path);
+ out:
+	free(tmp);
+	sshbuf_free(b);
+}
+
+/*
+ * sshconnect.c, connected, before the banner: is host:port a known
+ * hpnsshd, whose first packet of our first method can go with the banner?
+ */
+int
+hpn_early_kex_wanted(const char *host, u_short port)
+{
+	struct sshbuf *b;
+	char kex[128], *path, *name, *first;
+	int found;
+
+	if ((path = hosts_path()) == NULL)
+		return 0;
+	if ((b = hosts_load(path)) == NULL) {
+		free(path);
+		return 0;
+	}
+	name = put_host_port(host, port);
+	found = hpn_early_hosts_lookup(b, name, kex, sizeof(kex));
+	first = xstrdup(options.kex_algorithms);
+	first[strcspn(first, ",")] = '\0';
+	if (!found)
+		debug2("Early set-up: %s is not in %s", name, path);
+	else if (strcmp(kex, first) != 0 || !hpn_early_guessable(kex))
+		debug("Early set-up: %s agreed on %s last time, not %s: no "
+		    "guess", name, kex, first);
+	else {
+		hpn_early_kex_want_guess(kex);
+		ec.kexinit_early = 1;
+	}
+	free(first);
+	free(name);
+	free(path);
+	sshbuf_free(b);
+	return ec.kexinit_early;
+}
+
+/* sshconnect.c, the server's banner read. */
+void
+hpn_early_kex_banner(struct ssh *ssh, const char *host, u_short port)
+{
+	char *path, *name;
+	struct sshbuf *b;
+
+	if (!ec.kexinit_early ||
+	    (ssh->compat & (SSH_BUG_CURVE25519PAD|SSH_OLD_DHGEX)) == 0)
+		return;
+	/* compat_kex_proposal() would have changed the KEXINIT sent */
+	if ((path = hosts_path()) != NULL && (b = hosts_load(path)) != NULL) {
+		name = put_host_port(host, port);
+		hosts_record(path, b, name, NULL);
+		free(name);
+		sshbuf_free(b);
+	}
+	free(path);
+	fatal("Early set-up: %s now runs a server that needs key exchange "
+	    "workarounds, which the KEXINIT sent with the banner lacks; it "
+	    "is forgotten: connect again", host);
+}
+
+/* sshconnect.c, the key exchange done: remember the server, or forget it. */
+void
+hpn_early_kex_done(struct ssh *ssh, const char *host, u_short port)
+{
+	struct sshbuf *b;
+	char kex[128], *path, *name;
+	int found, agreed = hpn_early_agreed(ssh);
+
+	if ((path = hosts_path()) == NULL)
+		return;
+	if ((b = hosts_load(path)) == NULL) {
+		free(path);
+		return;
+	}
+	name = put_host_port(host, port);
+	found = hpn_early_hosts_lookup(b, name, kex, sizeof(kex));
+	if (agreed && (!found || strcmp(kex, ssh->kex->name) != 0))
+		hosts_record(path, b, name, ssh->kex->name);
+	else if (!agreed && found)
+		hosts_record(path, b, name, NULL);
+	free(name);
+	free(path);
+	sshbuf_free(b);
+}

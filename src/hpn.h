@@ -237,11 +237,29 @@ void	hpn_early_configure(int);
 void	hpn_early_kex_names(struct ssh *, char **);
 void	hpn_early_kex_peer(struct ssh *, char **, char **);
 int	hpn_early_agreed(struct ssh *);
+int	hpn_early_guess_ok(struct ssh *, char **);
+int	hpn_early_proposals_match(char **, char **);
 void	hpn_early_auth_dispatch(struct ssh *);
 void	hpn_early_server_channel(struct ssh *, struct Channel *);
 void	hpn_early_channel_set(const struct Channel *, u_int);
 int	hpn_early_channel_confirm(struct Channel *);
 u_int	hpn_early_window_adjust(struct Channel *, u_int);
+#define HPN_EARLY_HOSTS_NAME	"hpn_early_hosts"	/* by known_hosts */
+#define HPN_EARLY_HOSTS_MAX	1000	/* EarlyHostsFile: lines kept */
+#define HPN_EARLY_HOSTS_SIZE	(256 * 1024)	/* ... larger: ignored */
+void	hpn_early_kex_want_guess(const char *);
+int	hpn_early_guessable(const char *);
+#ifdef KEX_H
+int	hpn_early_kex_setup(struct ssh *, char *[PROPOSAL_MAX]);
+#endif
+int	hpn_early_kex_guess(struct ssh *);
+int	hpn_early_guess_taken(struct ssh *);
+int	hpn_early_flush(struct ssh *);
+int	hpn_early_hosts_lookup(const struct sshbuf *, const char *, char *,
+	    size_t);
+int	hpn_early_hosts_update(const struct sshbuf *, const char *,
+	    const char *, struct sshbuf *);
+char	*hpn_early_hosts_default(const char *);
 
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
@@ -280,5 +298,8 @@ void	hpn_early_set_opener(int (*)(struct ssh *));
 int	hpn_early_session_allowed(void);
 int	hpn_early_session_id(void);
 void	hpn_early_session_opened(struct ssh *, struct Channel *);
+int	hpn_early_kex_wanted(const char *, u_short);
+void	hpn_early_kex_banner(struct ssh *, const char *, u_short);
+void	hpn_early_kex_done(struct ssh *, const char *, u_short);
 
 #endif /* HPN_H */
