@@ -30,15 +30,17 @@
  * Towards hpnsshd (both sent their KEXINIT marker, hpn-early.c):
  *
  *  - The session (CHANNEL_OPEN, the requests of ssh_session2_setup(): pty,
- *    environment, exec, subsystem or shell) and the first data of its
- *    standard input (what is there to read without waiting, at most
- *    HPN_EARLY_DATA_MAX; not from a terminal) go right behind the first
- *    signed publickey request.  When that request does not end
- *    authentication, the server drops them and so do we: the session
- *    opens as upstream's once authenticated, its first data from what was
- *    read then.  Only the session of a plain connection goes early: not
- *    with -N, -f, -W, -R, -w, ControlMaster, ControlPersist, or local
- *    forwards that ExitOnForwardFailure must see set up first.
+ *    environment, exec, subsystem or shell), or -W's direct-tcpip channel
+ *    (ProxyJump), and the first data of its standard input (what is there
+ *    to read without waiting, at most HPN_EARLY_DATA_MAX; not from a
+ *    terminal: behind a jump host, the next hop's version string and
+ *    KEXINIT) go right behind the first signed publickey request.  When
+ *    that request does not end authentication, the server drops them and
+ *    so do we: the channel opens as upstream's once authenticated, its
+ *    first data from what was read then.  Only the channel of a plain
+ *    connection goes early: not with -N, -f, -R, -w, ControlMaster,
+ *    ControlPersist, or local forwards that ExitOnForwardFailure must see
+ *    set up first.
  *
  * A guessed first key exchange packet (hpn-early.c) goes with the banner
  * towards a host:port recorded in EarlyHostsFile, where hpnsshd took early
@@ -221,21 +223,20 @@ hpn_early_set_opener(int (*opener)(struct ssh *))
 	ec.opener = opener;
 }
 
-/* ssh.c: may this connection's session go before authentication ends? */
+/* ssh.c: may this connection's channel go before authentication ends? */
 int
 hpn_early_session_allowed(void)
 {
 	const char *why = NULL;
 
-	if (options.session_type == SESSION_TYPE_NONE)
+	if (options.session_type == SESSION_TYPE_NONE &&
+	    options.stdio_forward_host == NULL)
 		why = "no session (-N)";
 	else if (options.control_master != SSHCTL_MASTER_NO ||
 	    options.control_persist)
 		why = "ControlMaster";
 	else if (options.fork_after_authentication)
 		why = "-f";
-	else if (options.stdio_forward_host != NULL)
-		why = "-W";
 	else if (options.num_remote_forwards > 0)
 		why = "remote forwards, set up before the session";
 	else if (options.tun_open != SSH_TUNMODE_NO)
@@ -291,10 +292,12 @@ early_data(struct ssh *ssh, Channel *c)
 }
 
 /*
- * ssh.c ssh_session2_open(): the session channel was created and its
- * CHANNEL_OPEN queued.  Early: its requests and first data follow at once,
- * naming the server's id of it ahead.  After a dropped early session:
- * the data it had sent go first.
+ * ssh.c ssh_session2_open(), ssh_init_stdio_forwarding(): the session (or
+ * -W's) channel was created and its CHANNEL_OPEN queued.  Early: its
+ * requests and first data follow at once, naming the server's id of it
+ * ahead (its open callback runs now; the confirmation does not run it
+ * again, a failure does).  After a dropped early channel: the data it had
+ * sent go first.
  */
 void
 hpn_early_session_opened(struct ssh *ssh, Channel *c)
@@ -317,15 +320,17 @@ hpn_early_session_opened(struct ssh *ssh, Channel *c)
 	}
 	if (cb == NULL)
 		return;
+	ec.sess = c->self;
 	c->remote_id = HPN_EARLY_CHANNEL_ID;
 	c->have_remote_id = 1;
-	channel_register_open_confirm(ssh, c->self, NULL, NULL);
 	cb(ssh, c->self, 1, ctx);	/* the session's requests */
 	sent = early_data(ssh, c);
 	c->have_remote_id = 0;		/* until the server confirms it */
 	hpn_early_channel_set(c, sent);
-	verbose("Early set-up: the session (channel %d) and %u bytes of its "
-	    "input sent behind the authentication request", c->self, sent);
+	verbose("Early set-up: the %s (channel %d) and %u bytes of its "
+	    "input sent behind the authentication request",
+	    strcmp(c->ctype, "session") == 0 ? "session" : "-W channel",
+	    c->self, sent);
 }
 
 /* sshconnect2.c: a signed publickey request was queued. */
@@ -342,7 +347,7 @@ hpn_early_signed(struct ssh *ssh)
 	if (!hpn_early_session_allowed())
 		return;
 	ec.in_flight = 1;
-	ec.sess = ec.opener(ssh);
+	(void)ec.opener(ssh);		/* hpn_early_session_opened() */
 	ec.in_flight = 0;
 }
 
@@ -368,7 +373,7 @@ hpn_early_auth_result(struct ssh *ssh, int success)
 	ec.sess = -1;
 }
 
-/* ssh.c ssh_session2(): the session that went early, or -1. */
+/* ssh.c ssh_session2(): the session (or -W's) channel that went early. */
 int
 hpn_early_session_id(void)
 {

@@ -30,7 +30,9 @@
  *    bytes in packets of at most HPN_EARLY_PACKET, goes behind its exec,
  *    subsystem or shell request: the window a session's request opens on
  *    hpnsshd (CHAN_SES_WINDOW_DEFAULT) holds it; the client takes it off
- *    the window adjusts that follow the confirmation.
+ *    the window adjusts that follow the confirmation.  A direct-tcpip
+ *    channel (-W, ProxyJump) keeps the data that comes while it connects,
+ *    and its confirmation gives the window as it was before them.
  *
  * Authentication itself is unchanged: the server reads nothing of the
  * connection protocol before the user is authenticated.
@@ -246,8 +248,12 @@ hpn_early_channel_confirm(struct Channel *c)
 	take = MINIMUM(c->remote_window, early.debt);
 	c->remote_window -= take;
 	early.debt -= take;
-	verbose("Early set-up: the server took the early session "
-	    "(channel %d)", c->self);
+	/* Its open callback ran when it was sent. */
+	c->open_confirm = NULL;
+	c->open_confirm_ctx = NULL;
+	verbose("Early set-up: the server took the early %s (channel %d)",
+	    strcmp(c->ctype, "session") == 0 ? "session" : "-W channel",
+	    c->self);
 	if (early.debt == 0)
 		early.chan = -1;
 	return 0;
@@ -510,4 +516,27 @@ hpn_early_hosts_default(const char *known_hosts)
 	xasprintf(&p, "%.*s/%s", (int)(slash - known_hosts), known_hosts,
 	    HPN_EARLY_HOSTS_NAME);
 	return p;
+}
+
+/*
+ * channels.c, data for a channel that is not open: keep it when it is an
+ * early client's direct-tcpip channel still connecting (hpnsshd, -W).
+ */
+int
+hpn_early_connecting(struct ssh *ssh, struct Channel *c)
+{
+	return c->type == SSH_CHANNEL_CONNECTING && hpn_early_agreed(ssh);
+}
+
+/*
+ * channels.c, a direct-tcpip channel connected: the window its
+ * confirmation gives, the one before any data came early (nothing can
+ * have been consumed yet); the client takes its early data off it.
+ */
+u_int
+hpn_early_open_window(struct ssh *ssh, struct Channel *c)
+{
+	if (!hpn_early_agreed(ssh))
+		return c->local_window;
+	return c->local_window_max;
 }

@@ -244,6 +244,8 @@ void	hpn_early_server_channel(struct ssh *, struct Channel *);
 void	hpn_early_channel_set(const struct Channel *, u_int);
 int	hpn_early_channel_confirm(struct Channel *);
 u_int	hpn_early_window_adjust(struct Channel *, u_int);
+int	hpn_early_connecting(struct ssh *, struct Channel *);
+u_int	hpn_early_open_window(struct ssh *, struct Channel *);
 #define HPN_EARLY_HOSTS_NAME	"hpn_early_hosts"	/* by known_hosts */
 #define HPN_EARLY_HOSTS_MAX	1000	/* EarlyHostsFile: lines kept */
 #define HPN_EARLY_HOSTS_SIZE	(256 * 1024)	/* ... larger: ignored */

@@ -1,11 +1,11 @@
 #	HPN patch set: EarlySend, the connection set-up in fewer round trips
 #	(README.hpn section 14).  What goes early and whether each server
 #	takes it: hpnsshd, stock 10.x and Debian's 9.2 sshd, paramiko,
-#	asyncssh; keys refused after an early signature; a session that must
-#	not run when authentication fails; its early data after a failed
-#	attempt; the guessed key exchange, right and wrong; nothing after the
-#	key exchange leaves when the host key is wrong; round trips in series
-#	through a relay that delays each direction.
+#	asyncssh; ProxyJump; keys refused after an early signature; a
+#	session that must not run when authentication fails; its early data
+#	after a failed attempt; the guessed key exchange, right and wrong;
+#	nothing after the key exchange leaves when the host key is wrong;
+#	round trips in series through a relay that delays each direction.
 #	Placed in the Public Domain.
 
 tid="hpn early set-up"
@@ -172,6 +172,15 @@ out=`hssh -A somehost 'test -S "$SSH_AUTH_SOCK" && echo agent'` < /dev/null
 ${SSHAGENT} -k > /dev/null
 [ "$out" = "agent" ] || fail "-A: no agent socket on the server"
 has "-A" "the server took the early session"
+
+verbose "$tid: ProxyJump: -W's channel and the next hop's KEXINIT go early"
+${REAL_SSH} -F $OBJ/ssh_config -v -J somehost somehost echo jump-ok \
+    < /dev/null > $W/out 2> $ERR || fail "-J failed"
+[ "`cat $W/out`" = "jump-ok" ] || fail "-J: output `cat $W/out`"
+has "-J" "the -W channel (channel 0) and [1-9][0-9]* bytes"
+has "-J" "the server took the early -W channel"
+has "-J" "Authenticated to .* (via proxy)"
+has "-J" "the server took the early session"
 
 verbose "$tid: a subsystem the server lacks fails as without EarlySend"
 hssh -s somehost nosuchsubsystem < /dev/null > /dev/null && fail "no failure"
