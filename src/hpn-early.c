@@ -26,11 +26,14 @@
  *    there and they are read after it, as if sent a round trip later.  An
  *    early channel's requests name the server's channel id before it is
  *    known: HPN_EARLY_CHANNEL_ID, the id of the first channel a server
- *    opens, which hpnsshd checks.  Its data, at most HPN_EARLY_DATA_MAX
- *    bytes in packets of at most HPN_EARLY_PACKET, goes behind its exec,
- *    subsystem or shell request: the window a session's request opens on
- *    hpnsshd (CHAN_SES_WINDOW_DEFAULT) holds it; the client takes it off
- *    the window adjusts that follow the confirmation.  A direct-tcpip
+ *    opens (OpenSSH takes the lowest free one), so the client sends one
+ *    early only when it is the first, and checks the id the server
+ *    confirms: another ends the connection.  Its data, at most
+ *    HPN_EARLY_DATA_MAX bytes in packets of at most HPN_EARLY_PACKET,
+ *    goes behind its exec, subsystem or shell request: the window a
+ *    session's request opens on hpnsshd (CHAN_SES_WINDOW_DEFAULT) holds
+ *    it; the client takes it off the window adjusts that follow the
+ *    confirmation.  A direct-tcpip
  *    channel (-W, ProxyJump) keeps the data that comes while it connects,
  *    and its confirmation gives the window as it was before them.
  *
@@ -71,11 +74,9 @@ static struct {
 	/* client: its early channel, until the first adjusts cover its data */
 	int	chan;		/* our channel id, -1: none */
 	u_int	debt;		/* bytes sent before the window was known */
-	/* server: channels opened */
-	u_int	srv_opened;
 	/* server: messages dropped before authentication */
 	u_int	dropped;
-} early = { 0, NULL, -1, 0, 0, 0 };
+} early = { 0, NULL, -1, 0, 0 };
 
 /* hpnssh: EarlySend. */
 void
@@ -194,20 +195,6 @@ hpn_early_auth_dispatch(struct ssh *ssh)
 		return;
 	ssh_dispatch_range(ssh, SSH2_MSG_GLOBAL_REQUEST,
 	    SSH2_MSG_CHANNEL_FAILURE, &drop_unauthenticated);
-}
-
-/*
- * serverloop.c: a channel was opened at the client's request.  The first
- * one's id is what a client's early requests name.
- */
-void
-hpn_early_server_channel(struct ssh *ssh, struct Channel *c)
-{
-	if (early.srv_opened++ != 0 || !hpn_early_agreed(ssh))
-		return;
-	if (c->self != HPN_EARLY_CHANNEL_ID)
-		ssh_packet_disconnect(ssh, "early set-up: first channel has "
-		    "id %d, not %d", c->self, HPN_EARLY_CHANNEL_ID);
 }
 
 /*

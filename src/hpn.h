@@ -240,7 +240,6 @@ int	hpn_early_agreed(struct ssh *);
 int	hpn_early_guess_ok(struct ssh *, char **);
 int	hpn_early_proposals_match(char **, char **);
 void	hpn_early_auth_dispatch(struct ssh *);
-void	hpn_early_server_channel(struct ssh *, struct Channel *);
 void	hpn_early_channel_set(const struct Channel *, u_int);
 int	hpn_early_channel_confirm(struct Channel *);
 u_int	hpn_early_window_adjust(struct Channel *, u_int);
