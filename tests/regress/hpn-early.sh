@@ -25,11 +25,13 @@ HOSTS=$OBJ/hpn_early_hosts	# EarlyHostsFile's default beside known_hosts
 RAN=$W/ran
 
 others=""
+DB=""	# Dropbear's files, outside $OBJ
 early_cleanup() {
 	for p in $others; do
 		kill $p 2>/dev/null
 	done
 	others=""
+	[ -z "$DB" ] || rm -rf $DB
 }
 trap early_cleanup EXIT
 
@@ -104,6 +106,17 @@ relay() {
 	waitfile $W/relay.$1 || fatal "the relay did not start"
 	others="$others `cat $W/relay.$1`"
 }
+
+# ---------------------------------------------------------------- options
+g=`${REAL_SSH} -G -F $OBJ/ssh_config somehost`
+echo "$g" | grep -qx "earlysend yes" || fail "EarlySend does not default to yes"
+echo "$g" | grep -qx "earlyhostsfile $HOSTS" ||
+	fail "EarlyHostsFile is not beside known_hosts: `echo \"$g\" | grep earlyhosts`"
+${REAL_SSH} -G -F $OBJ/ssh_config -oUserKnownHostsFile=/dev/null somehost |
+    grep -qx "earlyhostsfile none" || fail "no EarlyHostsFile none without known_hosts"
+${REAL_SSH} -G -F $OBJ/ssh_config -oEarlySend=maybe somehost > $ERR 2>&1 &&
+	fail "EarlySend=maybe accepted"
+grep -q 'unsupported option "maybe"' $ERR || fail "EarlySend=maybe: `cat $ERR`"
 
 # ---------------------------------------------------------------- hpnsshd
 verbose "$tid: towards hpnsshd: signed at once, the session behind it"
@@ -187,6 +200,7 @@ hssh -s somehost nosuchsubsystem < /dev/null > /dev/null && fail "no failure"
 has subsystem "subsystem request failed"
 
 verbose "$tid: what waits for authentication"
+rm -f $ERR
 hssh -N somehost < /dev/null &
 np=$!
 _i=0
@@ -198,6 +212,10 @@ kill $np 2>/dev/null
 wait $np 2>/dev/null
 has "-N" "Authenticated to"
 hasnt "-N" "the session (channel"
+hssh -R`expr $PORT + 62`:127.0.0.1:9 somehost echo r-ok < /dev/null > $W/out ||
+	fail "-R failed"
+[ "`cat $W/out`" = "r-ok" ] || fail "-R: output `cat $W/out`"
+has "-R" "session waits for authentication: remote forwards"
 hssh -oExitOnForwardFailure=yes -L`expr $PORT + 61`:127.0.0.1:9 somehost true \
     < /dev/null || fail "-L failed"
 has "-L, ExitOnForwardFailure" "session waits for authentication: local forwards"
@@ -394,6 +412,94 @@ for lib in paramiko asyncssh; do
 	has $lib "Signing with public key at once"
 	hasnt $lib "Offering public key"
 done
+
+# Dropbear's server (Debian's dropbear-bin): it reads the user's
+# ~/.ssh/authorized_keys, so it runs in a mount namespace of its own with a
+# directory of ours bound over that home (root only, as in tests/interop).
+# Its files are outside $OBJ, which may be under that home.
+DBPORT=`expr $PORT + 48`
+if ! command -v dropbear > /dev/null 2>&1 || ! command -v dropbearconvert \
+    > /dev/null 2>&1 || ! command -v unshare > /dev/null 2>&1; then
+	verbose "$tid: no dropbear, dropbearconvert or unshare: Dropbear not tried"
+elif [ "`id -u`" != "0" ] || [ "$HOME" != "/root" ]; then
+	verbose "$tid: Dropbear needs root (its authorized_keys): not tried"
+else
+	verbose "$tid: Dropbear server `dropbear -V 2>&1 | tail -1`"
+	DB=`mktemp -d /tmp/hpn-early-db.XXXXXX` || fatal "mktemp"
+	mkdir -p $DB/droot/.ssh
+	chmod 700 $DB/droot $DB/droot/.ssh
+	cp $OBJ/ssh-ed25519.pub $DB/droot/.ssh/authorized_keys
+	chmod 600 $DB/droot/.ssh/authorized_keys
+	dropbearconvert openssh dropbear $OBJ/host.ssh-ed25519 $DB/host.db \
+	    > $DB/dropbear.log 2>&1 || fatal "dropbearconvert failed"
+	rm -f $DB/pid.dropbear
+	unshare -m sh -c 'mount --make-rprivate / && mount --bind "$0" /root &&
+	    exec "$@"' $DB/droot dropbear -F -E -s -m -r $DB/host.db \
+	    -p 127.0.0.1:$DBPORT -P $DB/pid.dropbear < /dev/null \
+	    2>> $DB/dropbear.log &
+	others="$others $!"
+	if waitfile $DB/pid.dropbear; then
+		echo dropbear-data > $DB/data
+		rm -f $W/out
+		hssh -oPort=$DBPORT -i $OBJ/ssh-ed25519 -oIdentitiesOnly=yes \
+		    somehost "cat $DB/data" < /dev/null > $W/out ||
+			fail "Dropbear: connect failed: `tail -3 $ERR`"
+		[ "`cat $W/out`" = "dropbear-data" ] ||
+			fail "Dropbear: output `cat $W/out`"
+		has Dropbear "publickey request sent with SERVICE_REQUEST"
+		has Dropbear "Signing with public key at once"
+		has Dropbear "the server takes no early session"
+		hasnt Dropbear "Offering public key"
+		# its early data through scp -O (Dropbear has no sftp-server)
+		rm -f $DB/db-copy
+		${SCP} -O -S ${REAL_SSH} -F $OBJ/ssh_config -P $DBPORT -i $OBJ/ssh-ed25519 \
+		    -oIdentitiesOnly=yes $DB/data somehost:$DB/db-copy \
+		    > $ERR 2>&1 || fail "Dropbear: scp -O failed: `tail -3 $ERR`"
+		cmp -s $DB/data $DB/db-copy || fail "Dropbear: scp -O copy differs"
+	else
+		fail "Dropbear did not start: `tail -3 $DB/dropbear.log`"
+	fi
+	kill `cat $DB/pid.dropbear 2>/dev/null` 2>/dev/null
+	cp $DB/dropbear.log $W/ 2>/dev/null
+	rm -rf $DB
+	DB=""
+fi
+
+# Go's golang.org/x/crypto/ssh (tests/interop/goserver).  The test never
+# fetches anything (GOPROXY=off): make deps puts the module pinned in its
+# go.mod and go.sum into Go's module cache.
+GOSRV=$HPN_TOP/tests/interop/goserver
+goenv() {
+	(cd $GOSRV && GOPROXY=off GOFLAGS="-mod=readonly -buildvcs=false" \
+	    GOCACHE=$OBJ/gocache "$@")
+}
+if ! command -v go > /dev/null 2>&1; then
+	verbose "$tid: no go: the Go x/crypto/ssh server not tried"
+elif ! goenv go mod download > $W/go-build.log 2>&1; then
+	verbose "$tid: golang.org/x/crypto not in Go's module cache (make deps): the Go server not tried"
+elif ! goenv go build -o $W/goserver . >> $W/go-build.log 2>&1; then
+	fail "the Go server does not build: `tail -5 $W/go-build.log`"
+else
+	verbose "$tid: Go x/crypto/ssh server"
+	GPORT=`expr $PORT + 47`
+	rm -f $W/ready.go
+	$W/goserver -addr 127.0.0.1:$GPORT -hostkey $OBJ/host.ssh-ed25519 \
+	    -authorized $OBJ/ssh-ed25519.pub -ready $W/ready.go 2> $W/go.log &
+	others="$others $!"
+	if waitfile $W/ready.go; then
+		echo go-data > $W/lib-data
+		out=`hssh -oPort=$GPORT -i $OBJ/ssh-ed25519 -oIdentitiesOnly=yes \
+		    somehost "cat $W/lib-data" < /dev/null` ||
+			fail "Go: connect failed: `tail -3 $ERR`"
+		[ "$out" = "go-data" ] || fail "Go: output $out"
+		has Go "publickey request sent with SERVICE_REQUEST"
+		has Go "Signing with public key at once"
+		has Go "the server takes no early session"
+		hasnt Go "Offering public key"
+	else
+		fail "the Go server did not start: `cat $W/go.log`"
+	fi
+fi
 
 # ------------------------------------------ round trips through a delay
 # Each direction held back 50 ms: a round trip in series costs 0.1 s.
