@@ -12,7 +12,7 @@
 #   make bench-tree       trees of files: hpnscp -r/hpnsftp vs stock, rsync, iperf3
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
-#   make bench-setup      connection set-up at 0, 50, 100 ms: round trips (~6 min)
+#   make bench-setup      connection set-up at 0, 50, 100 ms: round trips (~3 min)
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
 #   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~3 min)
@@ -256,8 +256,9 @@ bench-jump: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 
 # Connection set-up (EarlySend, README.hpn section 14): hpnssh, hpnscp,
 # hpnsftp and stock ssh against hpnsshd, stock and Debian's sshd, -J, at
-# RTTS="0 50 100" ms, medians of REPS=5; round trips beyond loopback and
-# the targets, in build/bench-setup/report.txt (about 6 minutes).
+# RTTS="0 50 100" ms, medians of REPS=5; round trips beyond loopback (the
+# copies: in all) and the targets, in build/bench-setup/report.txt (about
+# 3 minutes).
 bench-setup: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/setup-bench.sh $(B)/bench-setup
 

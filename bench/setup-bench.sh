@@ -11,7 +11,9 @@
 # times (default 5), the cases interleaved within a repetition so that all
 # see the same load; the medians of each RTT go in one table, with the
 # round trips each waited for in series beyond its loopback time, (t(RTT)
-# - t(0)) / RTT, against README.hpn's targets.
+# - t(0)) / RTT, against README.hpn's targets (for the 1-byte copies the
+# round trips in all, t(RTT) / RTT, as the issue sets them; stock ssh to
+# hpnsshd against stock ssh to the stock build's sshd).
 #
 #   hpn-guess    hpnssh host true, its EarlyHostsFile knowing the server
 #   hpn-first    ... on first contact (EarlyHostsFile none: no guess)
@@ -213,10 +215,17 @@ done
 	NR == 1 { next }
 	{ t[$2, $1] = $3 }
 	function rt(c) { return (t[c, hi] - t[c, lo]) / (hi / 1000) }
+	function all(c) { return t[c, hi] / (hi / 1000) }
 	function check(c, max, what) {
 		if (!((c, hi) in t)) return
 		printf "  %-4s %-13s %4.1f round trips (at most %s): %s\n",
 		    rt(c) <= max ? "ok" : "MISS", c, rt(c), max, what
+	}
+	# the copies: their whole time, loopback part included
+	function check_all(c, max, what) {
+		if (!((c, hi) in t)) return
+		printf "  %-4s %-13s %4.1f round trips in all (at most %s): %s\n",
+		    all(c) <= max ? "ok" : "MISS", c, all(c), max, what
 	}
 	END {
 		k = split(rtts, r, " "); lo = r[1]; hi = r[k]
@@ -226,10 +235,12 @@ done
 		check("hpn-first", 5, "the same, first contact")
 		check("hpn>stock", 7.5, "hpnssh to stock 10.x")
 		check("hpn>deb92", 7.5, "hpnssh to Debian 9.2")
-		check("scp-up", 6, "1-byte hpnscp up, all in")
-		check("scp-down", 6, "1-byte hpnscp down, all in")
-		check("sftp-get", 6, "hpnsftp -b get of one file, all in")
-		printf "  stock ssh to hpnsshd %.1f, to stock sshd %.1f round trips\n",
-		    rt("stock>hpn"), rt("stock>stock")
+		check_all("scp-up", 6, "1-byte hpnscp up")
+		check_all("scp-down", 6, "1-byte hpnscp down")
+		check_all("sftp-get", 6, "hpnsftp -b get of one file")
+		# unchanged: stock ssh to hpnsshd as to the stock build sshd
+		d = rt("stock>hpn") - rt("stock>stock")
+		printf "  %-4s stock>hpn     %4.1f round trips, stock>stock %.1f (at most 0.5 more): stock ssh to hpnsshd unchanged\n",
+		    d <= 0.5 ? "ok" : "MISS", rt("stock>hpn"), rt("stock>stock")
 	}' "$csv"
 } | tee "$OUT/report.txt"
