@@ -210,7 +210,7 @@ done
 		}
 	}' "$csv"
 	echo
-	# README.hpn's targets, at the largest RTT
+	# README.hpn's targets, at each RTT but 0
 	awk -F, -v rtts="$RTTS" '
 	NR == 1 { next }
 	{ t[$2, $1] = $3 }
@@ -221,26 +221,30 @@ done
 		printf "  %-4s %-13s %4.1f round trips (at most %s): %s\n",
 		    rt(c) <= max ? "ok" : "MISS", c, rt(c), max, what
 	}
-	# the copies: their whole time, loopback part included
+	# the copies: their whole time, the loopback part (computing,
+	# process starts) counted as round trips too
 	function check_all(c, max, what) {
 		if (!((c, hi) in t)) return
-		printf "  %-4s %-13s %4.1f round trips in all (at most %s): %s\n",
-		    all(c) <= max ? "ok" : "MISS", c, all(c), max, what
+		printf "  %-4s %-13s %4.1f round trips in all (at most %s; %.1f beyond loopback): %s\n",
+		    all(c) <= max ? "ok" : "MISS", c, all(c), max, rt(c), what
 	}
 	END {
-		k = split(rtts, r, " "); lo = r[1]; hi = r[k]
-		if (lo != 0 || hi == 0) exit
-		print "Targets (README.hpn section 14), at " hi " ms:"
-		check("hpn-guess", 5, "hpnssh host true to hpnsshd")
-		check("hpn-first", 5, "the same, first contact")
-		check("hpn>stock", 7.5, "hpnssh to stock 10.x")
-		check("hpn>deb92", 7.5, "hpnssh to Debian 9.2")
-		check_all("scp-up", 6, "1-byte hpnscp up")
-		check_all("scp-down", 6, "1-byte hpnscp down")
-		check_all("sftp-get", 6, "hpnsftp -b get of one file")
-		# unchanged: stock ssh to hpnsshd as to the stock build sshd
-		d = rt("stock>hpn") - rt("stock>stock")
-		printf "  %-4s stock>hpn     %4.1f round trips, stock>stock %.1f (at most 0.5 more): stock ssh to hpnsshd unchanged\n",
-		    d <= 0.5 ? "ok" : "MISS", rt("stock>hpn"), rt("stock>stock")
+		k = split(rtts, r, " "); lo = r[1]
+		if (lo != 0) exit
+		for (j = 2; j <= k; j++) {
+			hi = r[j]
+			print "Targets (README.hpn section 14), at " hi " ms:"
+			check("hpn-guess", 5, "hpnssh host true to hpnsshd")
+			check("hpn-first", 5, "the same, first contact")
+			check("hpn>stock", 7.5, "hpnssh to stock 10.x")
+			check("hpn>deb92", 7.5, "hpnssh to Debian 9.2")
+			check_all("scp-up", 6, "1-byte hpnscp up")
+			check_all("scp-down", 6, "1-byte hpnscp down")
+			check_all("sftp-get", 6, "hpnsftp -b get of one file")
+			# unchanged: stock ssh to hpnsshd as to the stock build sshd
+			d = rt("stock>hpn") - rt("stock>stock")
+			printf "  %-4s stock>hpn     %4.1f round trips, stock>stock %.1f (at most 0.5 more): stock ssh to hpnsshd unchanged\n",
+			    d <= 0.5 ? "ok" : "MISS", rt("stock>hpn"), rt("stock>stock")
+		}
 	}' "$csv"
 } | tee "$OUT/report.txt"
