@@ -1,7 +1,7 @@
 #	HPN patch set: EarlySend, the connection set-up in fewer round trips
 #	(README.hpn section 14).  What goes early and whether each server
 #	takes it: hpnsshd, stock 10.x and Debian's 9.2 sshd, paramiko,
-#	asyncssh; ProxyJump; keys refused after an early signature; a
+#	asyncssh, Dropbear, Go's x/crypto/ssh; ProxyJump; keys refused after an early signature; a
 #	session that must not run when authentication fails; its early data
 #	after a failed attempt; the guessed key exchange, right and wrong;
 #	nothing after the key exchange leaves when the host key is wrong;
