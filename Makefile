@@ -13,6 +13,7 @@
 #   make bench-tree       trees of files: hpnscp -r/hpnsftp vs stock, rsync, iperf3
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
+#   make bench-setup      connection set-up at 0, 50, 100 ms: round trips (~3 min)
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
 #   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~5 min)
@@ -130,7 +131,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h src/*/*.mk)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-mptcp bench-lanes bench-hash \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-setup bench-mptcp bench-lanes bench-hash \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -267,6 +268,14 @@ bench-tree: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # build/bench-jump/; about 5 minutes).
 bench-jump: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/jump-bench.sh $(B)/bench-jump
+
+# Connection set-up (EarlySend, README.hpn section 15): hpnssh, hpnscp,
+# hpnsftp and stock ssh against hpnsshd, stock and Debian's sshd, -J, at
+# RTTS="0 50 100" ms, medians of REPS=5; round trips beyond loopback (the
+# copies: in all) and the targets, in build/bench-setup/report.txt (about
+# 3 minutes).
+bench-setup: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
+	@HPN_TREE='$(HPN_TREE)' STOCK_TREE='$(STOCK_TREE)' bench/setup-bench.sh $(B)/bench-setup
 
 # UseMPTCP: one scp over two emulated paths (netpath --paths 2, 500 Mbit/s
 # and 50 ms each) against iperf3 on both at once, without MPTCP and stock

@@ -17,7 +17,7 @@ openssh-server:/usr/sbin/sshd python3:python3 groff-base:groff
 python3-asyncssh:/usr/lib/python3/dist-packages/asyncssh/__init__.py
 python3-paramiko:/usr/lib/python3/dist-packages/paramiko/__init__.py
 python3-xxhash:/usr/lib/python3/dist-packages/xxhash/__init__.py
-gnuplot-nox:gnuplot nftables:nft"
+gnuplot-nox:gnuplot nftables:nft golang-go:go"
 # make deb / make rpm: the packaging tools and what the packaged build
 # (FEATURES=dist: PAM, Kerberos/GSSAPI, FIDO, SELinux, audit; XXHASH=yes:
 # libxxhash, which the plain build uses where it is and does without
@@ -68,6 +68,24 @@ missing() {
 	done
 }
 
+# tests/regress/hpn-early.sh builds a Go x/crypto/ssh server
+# (tests/interop/goserver) with GOPROXY=off: its module, pinned in go.mod and
+# go.sum, is fetched into Go's module cache here, by Go's own client.
+go_modules() {
+	case "$1" in test|bench|all) ;; *) return 0 ;; esac
+	command -v go >/dev/null 2>&1 || return 0
+	local dir
+	dir="$(cd "$(dirname "$0")/.." && pwd)/tests/interop/goserver"
+	if (cd "$dir" && GOFLAGS=-mod=mod GOPROXY=off go mod download) >/dev/null 2>&1; then
+		return 0
+	fi
+	echo "deps: go mod download (tests/interop/goserver)"
+	(cd "$dir" && GOFLAGS=-mod=mod go mod download) || {
+		echo "deps: the Go module could not be fetched: hpn-early skips its Go server" >&2
+		return 0
+	}
+}
+
 case "${1:-}" in
 check)
 	m=$(missing "${2:-build}" | tr '\n' ' ')
@@ -81,6 +99,7 @@ install)
 	m=$(missing "${2:-all}" | tr '\n' ' ')
 	if [ -z "$m" ]; then
 		echo "deps: everything is installed"
+		go_modules "${2:-all}"
 		exit 0
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
@@ -100,6 +119,7 @@ install)
 	fi
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $m
+	go_modules "${2:-all}"
 	;;
 *)
 	echo "usage: $0 check build|pkg|site|test|fuzz|bench | install [build|pkg|site|test|fuzz|bench|all]" >&2

@@ -245,6 +245,45 @@ const char *hpn_cipher_name(int);
 void	hpn_session_started(int, const char *, const char *);
 void	hpn_session_log(struct ssh *, int, const char *);
 
+/*
+ * hpn-early.c: connection set-up in fewer round trips (README.hpn section
+ * 14); the client's side in hpn-early-client.c.
+ */
+#define HPN_EARLY_C		"early-c@hpn-patch-set.invalid"	/* KEXINIT */
+#define HPN_EARLY_S		"early-s@hpn-patch-set.invalid"
+#define HPN_KEX_EARLY		0x40000000	/* kex->flags: both sent theirs */
+#define HPN_EARLY_CHANNEL_ID	0	/* the server's id of an early channel */
+#define HPN_EARLY_DATA_MAX	(1024 * 1024)	/* its data before the window */
+#define HPN_EARLY_PACKET	(32 * 1024)	/* ... in packets of at most */
+void	hpn_early_configure(int);
+void	hpn_early_kex_names(struct ssh *, char **);
+void	hpn_early_kex_peer(struct ssh *, char **, char **);
+int	hpn_early_agreed(struct ssh *);
+int	hpn_early_guess_ok(struct ssh *, char **);
+int	hpn_early_proposals_match(char **, char **);
+void	hpn_early_auth_dispatch(struct ssh *);
+void	hpn_early_channel_set(const struct Channel *, u_int);
+int	hpn_early_channel_confirm(struct Channel *);
+u_int	hpn_early_window_adjust(struct Channel *, u_int);
+int	hpn_early_connecting(struct ssh *, struct Channel *);
+u_int	hpn_early_open_window(struct ssh *, struct Channel *);
+#define HPN_EARLY_HOSTS_NAME	"hpn_early_hosts"	/* by known_hosts */
+#define HPN_EARLY_HOSTS_MAX	1000	/* EarlyHostsFile: lines kept */
+#define HPN_EARLY_HOSTS_SIZE	(256 * 1024)	/* ... larger: ignored */
+void	hpn_early_kex_want_guess(const char *);
+int	hpn_early_guessable(const char *);
+#ifdef KEX_H
+int	hpn_early_kex_setup(struct ssh *, char *[PROPOSAL_MAX]);
+#endif
+int	hpn_early_kex_guess(struct ssh *);
+int	hpn_early_guess_taken(struct ssh *);
+int	hpn_early_flush(struct ssh *);
+int	hpn_early_hosts_lookup(const struct sshbuf *, const char *, char *,
+	    size_t);
+int	hpn_early_hosts_update(const struct sshbuf *, const char *,
+	    const char *, struct sshbuf *);
+char	*hpn_early_hosts_default(const char *);
+
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
 struct sockaddr_storage;
@@ -268,5 +307,22 @@ void	hpn_metrics_start(struct ssh *);
 void	hpn_metrics_poll(struct ssh *, struct timespec *);
 int	hpn_metrics_done(struct ssh *);
 void	hpn_metrics_end(struct ssh *);
+
+/* hpn-early-client.c: client only */
+struct sshkey;
+void	hpn_early_socket(struct ssh *);
+int	hpn_early_userauth(struct ssh *);
+void	hpn_early_first_request(struct ssh *, const char *);
+int	hpn_early_sign(struct ssh *, const struct sshkey *, const char *, int);
+void	hpn_early_signed(struct ssh *);
+void	hpn_early_auth_result(struct ssh *, int);
+int	hpn_early_none_fallback(void);
+void	hpn_early_set_opener(int (*)(struct ssh *));
+int	hpn_early_session_allowed(void);
+int	hpn_early_session_id(void);
+void	hpn_early_session_opened(struct ssh *, struct Channel *);
+int	hpn_early_kex_wanted(const char *, u_short);
+void	hpn_early_kex_banner(struct ssh *, const char *, u_short);
+void	hpn_early_kex_done(struct ssh *, const char *, u_short);
 
 #endif /* HPN_H */

@@ -90,7 +90,12 @@ for c in $CIPHERS; do
 done
 threaded $TEST_SSHD_LOGFILE "hpn server"
 n=`grep -c "rekeying to start the threaded AES-CTR" $LOG`
-[ "$n" = "1" ] || fail "expected one forced rekey, saw $n"
+u=`grep -c "a key exchange is under way: it brings the threads" $LOG`
+# EarlySend's first MiB of data (sent with the authentication request)
+# passes RekeyLimit=1M: when that key exchange is under way, it brings
+# the threads and none is forced
+[ "$n" = "1" ] || { [ "$n" = "0" ] && [ "$u" -ge 1 ]; } ||
+	fail "expected one forced rekey, saw $n (and $u under way)"
 
 for c in "$HPN_STOCK_TREE/ssh" /usr/bin/ssh; do
 	[ -x "$c" ] || continue

@@ -3,8 +3,9 @@
  * telling HPN peers from others (by their banner, ours by our EXT_INFO
  * extension), how the None switch proposes none, the port fallback, option
  * sizes, sftp request counts, buffer growth, how bulk channels size
- * their reads, bursts and pipes, the hashes of file ranges, and the TCP
- * stack metrics (samples, their wire and CSV forms, the summary line).
+ * their reads, bursts and pipes, the hashes of file ranges, the TCP
+ * stack metrics (samples, their wire and CSV forms, the summary line), and
+ * the early set-up's hosts file and key exchange guess.
  */
 
 #include "includes.h"
@@ -224,6 +225,224 @@ port_of(struct addrinfo *ai)
 	if (ai->ai_family == AF_INET6)
 		return ntohs(((struct sockaddr_in6 *)ai->ai_addr)->sin6_port);
 	return ntohs(((struct sockaddr_in *)ai->ai_addr)->sin_port);
+}
+
+/* A proposal array of lists: kex, host key algorithms, the rest "x". */
+static char **
+prop(const char *kexalgs, const char *hkalgs)
+{
+	char **p = xcalloc(PROPOSAL_MAX, sizeof(*p));
+	u_int i;
+
+	for (i = 0; i < PROPOSAL_MAX; i++)
+		p[i] = xstrdup("x");
+	free(p[PROPOSAL_KEX_ALGS]);
+	free(p[PROPOSAL_SERVER_HOST_KEY_ALGS]);
+	p[PROPOSAL_KEX_ALGS] = xstrdup(kexalgs);
+	p[PROPOSAL_SERVER_HOST_KEY_ALGS] = xstrdup(hkalgs);
+	return p;
+}
+
+/* Count the lines of b, and those naming name (with the method in kex). */
+static u_int
+hosts_lines(const struct sshbuf *b)
+{
+	const u_char *p = sshbuf_ptr(b);
+	size_t i;
+	u_int n = 0;
+
+	for (i = 0; i < sshbuf_len(b); i++)
+		n += p[i] == '\n';
+	return n;
+}
+
+/* Connection set-up in fewer round trips (hpn-early.c). */
+static void
+early_tests(void)
+{
+	struct sshbuf *a, *b, *c;
+	struct ssh ssh;
+	struct kex *kex;
+	char kexn[128], **my, **peer, *cp, name[64];
+	u_int i;
+
+	TEST_START("early: hosts file, a name recorded and found");
+	ASSERT_PTR_NE(a = sshbuf_new(), NULL);
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(hpn_early_hosts_update(NULL, "[h]:2222",
+	    "mlkem768x25519-sha256", a), 0);
+	ASSERT_U_INT_EQ(hosts_lines(a), 1);
+	ASSERT_INT_EQ(memcmp(sshbuf_ptr(a), "|1|", 3), 0);
+	/* hashed: the name itself is not in the file */
+	ASSERT_PTR_EQ(memmem(sshbuf_ptr(a), sshbuf_len(a), "[h]", 3), NULL);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "[h]:2222", kexn,
+	    sizeof(kexn)), 1);
+	ASSERT_STRING_EQ(kexn, "mlkem768x25519-sha256");
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "[h]:22", kexn,
+	    sizeof(kexn)), 0);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "h", kexn, sizeof(kexn)), 0);
+	TEST_DONE();
+
+	TEST_START("early: hosts file, updated and forgotten, others kept");
+	ASSERT_INT_EQ(hpn_early_hosts_update(a, "g", "curve25519-sha256", b),
+	    0);
+	sshbuf_reset(a);
+	ASSERT_INT_EQ(hpn_early_hosts_update(b, "[h]:2222",
+	    "sntrup761x25519-sha512", a), 0);
+	ASSERT_U_INT_EQ(hosts_lines(a), 2);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "[h]:2222", kexn,
+	    sizeof(kexn)), 1);
+	ASSERT_STRING_EQ(kexn, "sntrup761x25519-sha512");
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "g", kexn, sizeof(kexn)), 1);
+	ASSERT_STRING_EQ(kexn, "curve25519-sha256");
+	sshbuf_reset(b);
+	ASSERT_INT_EQ(hpn_early_hosts_update(a, "[h]:2222", NULL, b), 0);
+	ASSERT_U_INT_EQ(hosts_lines(b), 1);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "[h]:2222", kexn,
+	    sizeof(kexn)), 0);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "g", kexn, sizeof(kexn)), 1);
+	TEST_DONE();
+
+	TEST_START("early: hosts file, lines that do not parse are dropped");
+	sshbuf_reset(a);
+	ASSERT_INT_EQ(sshbuf_putf(a, "garbage\n\n|1|x|y\n|1|bad|salt kex\n"
+	    "g curve25519-sha256\n"), 0);
+	ASSERT_INT_EQ(sshbuf_putb(a, b), 0);	/* g's line */
+	ASSERT_INT_EQ(sshbuf_putf(a, "|1|AAAA|BBBB bad;kex\n"
+	    "|1|AAAA|BBBB  two-spaces\n|1|AAAA|BBBB kex trailing\n"
+	    "|1|AAAA|BBBB "), 0);
+	for (i = 0; i < 300; i++)		/* a very long line */
+		ASSERT_INT_EQ(sshbuf_put_u8(a, 'k'), 0);
+	ASSERT_INT_EQ(sshbuf_putf(a, "\nno-newline-at-end"), 0);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "g", kexn, sizeof(kexn)), 1);
+	ASSERT_STRING_EQ(kexn, "curve25519-sha256");
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(a, "garbage", kexn,
+	    sizeof(kexn)), 0);
+	sshbuf_reset(b);
+	ASSERT_INT_EQ(hpn_early_hosts_update(a, "h", NULL, b), 0);
+	ASSERT_U_INT_EQ(hosts_lines(b), 1);	/* g's only */
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "g", kexn, sizeof(kexn)), 1);
+	TEST_DONE();
+
+	TEST_START("early: hosts file, at most HPN_EARLY_HOSTS_MAX lines");
+	sshbuf_reset(a);
+	ASSERT_PTR_NE(c = sshbuf_new(), NULL);
+	for (i = 0; i < HPN_EARLY_HOSTS_MAX + 20; i++) {
+		snprintf(name, sizeof(name), "host%u", i);
+		sshbuf_reset(c);
+		ASSERT_INT_EQ(hpn_early_hosts_update(NULL, name,
+		    "curve25519-sha256", c), 0);
+		ASSERT_INT_EQ(sshbuf_putb(a, c), 0);
+	}
+	sshbuf_reset(b);
+	ASSERT_INT_EQ(hpn_early_hosts_update(a, "new",
+	    "curve25519-sha256", b), 0);
+	ASSERT_U_INT_EQ(hosts_lines(b), HPN_EARLY_HOSTS_MAX);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "new", kexn, sizeof(kexn)), 1);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "host0", kexn,
+	    sizeof(kexn)), 1);
+	ASSERT_INT_EQ(hpn_early_hosts_lookup(b, "host1019", kexn,
+	    sizeof(kexn)), 0);
+	sshbuf_free(a);
+	sshbuf_free(b);
+	sshbuf_free(c);
+	TEST_DONE();
+
+	TEST_START("early: hosts file's default, by known_hosts");
+	cp = hpn_early_hosts_default("~/.ssh/known_hosts");
+	ASSERT_STRING_EQ(cp, "~/.ssh/hpn_early_hosts");
+	free(cp);
+	cp = hpn_early_hosts_default("/a/b/kh");
+	ASSERT_STRING_EQ(cp, "/a/b/hpn_early_hosts");
+	free(cp);
+	cp = hpn_early_hosts_default("kh");
+	ASSERT_STRING_EQ(cp, "hpn_early_hosts");
+	free(cp);
+	cp = hpn_early_hosts_default("/dev/null");
+	ASSERT_STRING_EQ(cp, "none");
+	free(cp);
+	cp = hpn_early_hosts_default("none");
+	ASSERT_STRING_EQ(cp, "none");
+	free(cp);
+	TEST_DONE();
+
+	TEST_START("early: RFC 4253's guess rule");
+	my = prop("a,b", "k1,k2");
+	peer = prop("a,c", "k1");
+	ASSERT_INT_EQ(hpn_early_proposals_match(my, peer), 1);
+	kex_prop_free(peer);
+	peer = prop("a", "k2,k1");
+	ASSERT_INT_EQ(hpn_early_proposals_match(my, peer), 0);
+	kex_prop_free(peer);
+	peer = prop("b,a", "k1");
+	ASSERT_INT_EQ(hpn_early_proposals_match(my, peer), 0);
+	ASSERT_STRING_EQ(my[PROPOSAL_KEX_ALGS], "a,b");	/* unchanged */
+	kex_prop_free(peer);
+	kex_prop_free(my);
+	TEST_DONE();
+
+	TEST_START("early: markers in the first KEXINIT, both or nothing");
+	memset(&ssh, 0, sizeof(ssh));
+	ASSERT_PTR_NE(kex = kex_new(), NULL);
+	ssh.kex = kex;
+	kex->server = 1;
+	cp = xstrdup("a,b");
+	hpn_early_kex_names(&ssh, &cp);
+	ASSERT_STRING_EQ(cp, "a,b," HPN_EARLY_S);	/* a server: always */
+	my = prop(cp, "k");
+	free(cp);
+	peer = prop("a," HPN_EARLY_S, "k");	/* not the client's name */
+	hpn_early_kex_peer(&ssh, my, peer);
+	ASSERT_INT_EQ(hpn_early_agreed(&ssh), 0);
+	kex_prop_free(peer);
+	peer = prop("a,ext-info-c," HPN_EARLY_C, "k");
+	hpn_early_kex_peer(&ssh, my, peer);
+	ASSERT_INT_EQ(hpn_early_agreed(&ssh), 1);
+	kex_prop_free(my);
+	kex_prop_free(peer);
+	kex->server = 0;			/* a client: when configured */
+	kex->flags = 0;
+	cp = xstrdup("a");
+	hpn_early_configure(0);
+	hpn_early_kex_names(&ssh, &cp);
+	ASSERT_STRING_EQ(cp, "a");
+	hpn_early_configure(1);
+	hpn_early_kex_names(&ssh, &cp);
+	ASSERT_STRING_EQ(cp, "a," HPN_EARLY_C);
+	hpn_early_configure(0);
+	free(cp);
+	TEST_DONE();
+
+	TEST_START("early: the server's rule for a client's guess");
+	kex->server = 1;
+	kex->flags = KEX_INITIAL | HPN_KEX_EARLY;
+	kex->name = xstrdup("mlkem768x25519-sha256");
+	peer = prop("mlkem768x25519-sha256,curve25519-sha256", "k9,k1");
+	ASSERT_INT_EQ(hpn_early_guess_ok(&ssh, peer), 1);
+	kex->flags = KEX_INITIAL;		/* markers not both sent */
+	ASSERT_INT_EQ(hpn_early_guess_ok(&ssh, peer), 0);
+	kex->flags = HPN_KEX_EARLY;		/* not the first exchange */
+	ASSERT_INT_EQ(hpn_early_guess_ok(&ssh, peer), 0);
+	kex->flags = KEX_INITIAL | HPN_KEX_EARLY;
+	kex->server = 0;			/* a client takes no guess */
+	ASSERT_INT_EQ(hpn_early_guess_ok(&ssh, peer), 0);
+	kex->server = 1;
+	kex_prop_free(peer);
+	peer = prop("curve25519-sha256,mlkem768x25519-sha256", "k1");
+	ASSERT_INT_EQ(hpn_early_guess_ok(&ssh, peer), 0);	/* not first */
+	kex_prop_free(peer);
+	kex_free(kex);
+	TEST_DONE();
+
+	TEST_START("early: methods whose first packet may be guessed");
+	ASSERT_INT_EQ(hpn_early_guessable("mlkem768x25519-sha256"), 1);
+	ASSERT_INT_EQ(hpn_early_guessable("sntrup761x25519-sha512"), 1);
+	ASSERT_INT_EQ(hpn_early_guessable("curve25519-sha256@libssh.org"), 1);
+	ASSERT_INT_EQ(hpn_early_guessable("ecdh-sha2-nistp256"), 0);
+	ASSERT_INT_EQ(hpn_early_guessable("diffie-hellman-group14-sha256"),
+	    0);
+	ASSERT_INT_EQ(hpn_early_guessable("nonsense"), 0);
+	TEST_DONE();
 }
 
 /* OpenSSH's test_helper (10.1 and later) runs these with -b. */
@@ -1582,6 +1801,8 @@ tests(void)
 	struct addrinfo *ai;
 
 	log_init("test_hpn", SYSLOG_LEVEL_QUIET, SYSLOG_FACILITY_USER, 1);
+
+	early_tests();
 
 	TEST_START("banner: our own tag");
 	ASSERT_INT_EQ(peer_is_hpn("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 0), 1);
