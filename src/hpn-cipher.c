@@ -154,7 +154,10 @@ hpn_mt_rekey_early(struct ssh *ssh)
 /*
  * Authenticated, and no more forks: allow the threaded cipher and rekey if
  * AES-CTR is in use single-threaded.  A key exchange in progress simply
- * picks it up.
+ * picks it up.  Not toward a peer that would send its channel's messages
+ * inside that key exchange (hpn_peer_mixes_rekey(): a server's client may
+ * send them at once, and would be disconnected for it); the next key
+ * exchange, whoever starts it, brings the threads.
  */
 void
 hpn_mt_activate(struct ssh *ssh)
@@ -162,6 +165,14 @@ hpn_mt_activate(struct ssh *ssh)
 	if (mt.active)
 		return;
 	mt.active = 1;
-	if (wants_rekey(ssh))
-		rekey(ssh);
+	if (!wants_rekey(ssh))
+		return;
+	if (hpn_peer_mixes_rekey(ssh)) {
+		/* it would open its channels inside our key exchange */
+		debug_f("peer sends other messages during a key exchange: "
+		    "no rekey to start the threaded AES-CTR (the next one "
+		    "brings it)");
+		return;
+	}
+	rekey(ssh);
 }

@@ -19,7 +19,7 @@
  * Which decision rests on which evidence is said where it is taken:
  * hpn-none.c (the None switch), hpn-window.c (the window cap, PING),
  * hpn-metrics-client.c (asking the server), hpn-client.c (scp's remote
- * program).
+ * program), hpn-cipher.c (the key exchange that brings AES-CTR's threads).
  */
 
 #include "includes.h"
@@ -138,4 +138,23 @@ hpn_peer_has_hpn_names(struct ssh *ssh)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * Evidence: the banner.  A peer known to send connection messages between
+ * its KEXINIT and its NEWKEYS in a key exchange we start (RFC 4253 7.1
+ * forbids it; rekey-strict-messages.patch ends the connection for it, as
+ * upstream does since 10.4p1): AsyncSSH (2.10.1, Debian 12's, opens its
+ * channels there when the exchange starts right after authentication).
+ * We start no key exchange of our own toward it (hpn_mt_activate()).
+ */
+int
+hpn_peer_mixes_rekey(struct ssh *ssh)
+{
+	const char *p, *end;
+	static const char tag[] = "2.0-AsyncSSH_";
+
+	return (p = peer_banner(ssh, &end)) != NULL &&
+	    (size_t)(end - p) >= sizeof(tag) - 1 &&
+	    strncmp(p, tag, sizeof(tag) - 1) == 0;
 }

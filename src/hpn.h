@@ -58,6 +58,7 @@ void	hpn_peer_set_ours(int);
 int	hpn_peer_is_ours(struct ssh *);
 int	hpn_peer_is_hpnssh(struct ssh *);
 int	hpn_peer_has_hpn_names(struct ssh *);
+int	hpn_peer_mixes_rekey(struct ssh *);
 
 /* hpn-options.c: parsing shared by ssh and sshd. */
 int	hpn_parse_size(const char *, u_int, u_int, u_int *);

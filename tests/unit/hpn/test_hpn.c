@@ -1865,6 +1865,20 @@ tests(void)
 	ASSERT_INT_EQ(hpn_peer_is_hpnssh(NULL), 0);
 	TEST_DONE();
 
+	TEST_START("peer: who mixes messages into a key exchange");
+	ASSERT_INT_EQ(peer_check(hpn_peer_mixes_rekey,
+	    "SSH-2.0-AsyncSSH_2.10.1", 1), 1);
+	ASSERT_INT_EQ(peer_check(hpn_peer_mixes_rekey,
+	    "SSH-2.0-AsyncSSH_2.10.1\r\n", 0), 1);
+	ASSERT_INT_EQ(peer_check(hpn_peer_mixes_rekey,
+	    "SSH-2.0-AsyncSSH", 1), 0);
+	ASSERT_INT_EQ(peer_check(hpn_peer_mixes_rekey,
+	    "SSH-2.0-OpenSSH_9.2p1 AsyncSSH_2", 1), 0);
+	ASSERT_INT_EQ(peer_check(hpn_peer_mixes_rekey,
+	    "SSH-2.0-paramiko_2.12.0", 1), 0);
+	ASSERT_INT_EQ(hpn_peer_mixes_rekey(NULL), 0);
+	TEST_DONE();
+
 	TEST_START("peer: who installs hpnscp");
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG, 1), 1);
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_10.3p1_hpn0.0.1", 1), 1);
