@@ -26,7 +26,7 @@ libpam0g-dev:/usr/include/security/pam_appl.h
 libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
 libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
 krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit"
-bench_pkgs="jq:jq rsync:rsync"
+bench_pkgs="jq:jq rsync:rsync linux-perf:perf"
 # The site flavours (sshd with PAM and Kerberos) and their security tests:
 # a KDC of the test's own (krb5kdc, kdb5_util, kadmin.local, kinit) and a
 # GSSAPI client (python3-gssapi).
