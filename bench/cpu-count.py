@@ -14,6 +14,9 @@
   cpu-count.py targets RAW.csv [TIMED.csv]
                                    the ratios against the issue's targets,
                                    with the timed medians of bench/cpu-bench.sh
+  cpu-count.py compact RAW.csv OUT.csv
+                                   the same figures with the functions below
+                                   10^6 instructions summed per category
   cpu-count.py plot RAW.csv DAT [LABEL RAW.csv]...
                                    gnuplot data: instructions per GiB by
                                    category, one row per build, cipher and
@@ -119,6 +122,8 @@ def perf(path, comms):
 
 
 def category(obj, fn):
+    if obj.startswith("sum:"):
+        return CATEGORIES[int(obj[4:])]
     if fn == "poly1305_auth" or fn.startswith("poly1305"):
         return "poly1305 (OpenSSH's C)"
     if obj.startswith("libcrypto"):
@@ -230,7 +235,8 @@ def categories(runs):
 
 
 def functions(runs, top):
-    return fn_diff(runs).most_common(top)
+    return [kv for kv in fn_diff(runs).most_common(top + 8)
+            if not kv[0].startswith("sum:")][:top]
 
 
 def g(x):
@@ -495,6 +501,42 @@ def targets(raw, timed, ir_max=0.5, sys_max=0.25, rate_min=1.5):
                               __import__("os").cpu_count()))
 
 
+def compact(src, dst, keep=1000000):
+    """RAW.csv with every function below keep instructions (in each run)
+    summed into one row per category ("fn sum:N small"): a copy small
+    enough to keep beside a report, whose figures stay the same."""
+    rows = []
+    with open(src) as fp:
+        rd = csv.DictReader(fp)
+        fields = rd.fieldnames
+        rows = list(rd)
+    big = collections.defaultdict(float)
+    for row in rows:
+        if row["key"].startswith("fn "):
+            k = row["key"]
+            big[k] = max(big[k], float(row["value"]))
+    out = []
+    sums = collections.OrderedDict()
+    for row in rows:
+        k = row["key"]
+        if k.startswith("fn ") and big[k] < keep:
+            _, obj, fn = k.split(" ", 2)
+            run = tuple(row[f] for f in fields[:6])
+            key = (run, CATEGORIES.index(category(obj, fn)))
+            sums[key] = sums.get(key, 0.0) + float(row["value"])
+            continue
+        out.append(row)
+    for (run, ci), v in sums.items():
+        row = dict(zip(fields[:6], run))
+        row["key"] = "fn sum:%d small" % ci
+        row["value"] = "%d" % v
+        out.append(row)
+    with open(dst, "w", newline="") as fp:
+        wr = csv.DictWriter(fp, fieldnames=fields, lineterminator="\n")
+        wr.writeheader()
+        wr.writerows(out)
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -512,6 +554,8 @@ def main():
         targets(args[0], args[1] if len(args) > 1 else None)
     elif cmd == "plot":
         plot(args)
+    elif cmd == "compact":
+        compact(args[0], args[1])
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -231,10 +231,11 @@ for kind in $KINDS; do
 done
 
 python3 "$TOP/bench/cpu-count.py" report "$RAW" > "$OUT/counts.md"
+python3 "$TOP/bench/cpu-count.py" compact "$RAW" "$OUT/raw-compact.csv"
 python3 "$TOP/bench/cpu-count.py" plot "$OUT/counts.dat" "$RAW"
 gnuplot -e "datafile='$OUT/counts.dat'; outfile='$OUT/counts.png'; ttl='$(sed -n 's/^- hpn: //p' "$OUT/meta.md" | tr -d "\`'")'" \
     "$TOP/bench/cpu-count.gp" 2>/dev/null || bl_log "gnuplot failed: no counts.png"
 echo
 cat "$OUT/counts.md"
 echo
-echo "cpu-count: done; $OUT/counts.md, $OUT/raw.csv, $OUT/counts.png"
+echo "cpu-count: done; $OUT/counts.md, $OUT/raw.csv (raw-compact.csv: small functions summed), $OUT/counts.png"
