@@ -19,9 +19,11 @@
 # SIZE/4, per GiB (2^30 bytes) between them: the key exchange,
 # authentication and session set-up drop out, and so does the growth of
 # buffers at the start (upstream's grow in 256-byte steps while the
-# backlog rises: what that costs per byte falls as a transfer goes on).  pipe-up is `cat SRC | ssh host sha256sum` (the client
-# encrypts, the server decrypts), pipe-down `ssh host 'cat SRC' | sha256sum`;
-# every run's hash is checked.  The client is measured as `ssh`, the server
+# backlog rises: what that costs per byte falls as a transfer goes on).
+# pipe-up is `cat SRC | ssh host 'cat | sha256sum'` (the client encrypts,
+# the server decrypts), pipe-down `ssh host 'cat SRC' | cat | sha256sum`:
+# cat's 128 KiB reads and writes face ssh at both ends, as in `cat FILE |
+# ssh host 'cat > FILE'`; every run's hash is checked.  The client is measured as `ssh`, the server
 # as every sshd-session process of the connection (sshd points
 # SshdSessionPath at a wrapper that starts the tool; sshd-auth and the
 # user's commands are not measured).  Both ends run in a network namespace
@@ -130,8 +132,17 @@ for t in $TREES; do
 	tsshd_client_config "$work" "${PORT[$t]}" 127.0.0.1 > "$work/ssh_config-$t"
 done
 
+# one file per size moved, read by cat (128 KiB reads and writes) at both
+# ends: `cat FILE | ssh host 'cat > ...'`, as people use it
 src=$work/src
 head -c "$big" /dev/urandom > "$src"
+declare -A SRC_SHA=()
+for b in $((CBYTES / 4)) "$CBYTES" $((SBYTES / 4)) "$SBYTES"; do
+	[ -e "$src.$b" ] && continue
+	head -c "$b" "$src" > "$src.$b"
+	SRC_SHA[$b]=$(sha256sum < "$src.$b" | cut -d' ' -f1)
+done
+rm -f "$src"
 
 echo "cpu-count: $(date -Is) on $(hostname), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "cpu-count: $(valgrind --version), $(perf version 2>&1 | head -n 1), $(openssl version)"
@@ -158,17 +169,17 @@ one_run() {
 	dhat)	tool=(valgrind -q --tool=dhat --mode=copy --dhat-out-file="$work/out/$tag.client.%p.dhat") ;;
 	perf)	tool=(perf trace -s --syscalls -e sched:sched_switch -m 2048 -o "$work/out/$tag.client.perf" --) ;;
 	esac
-	want=$(head -c "$bytes" "$src" | sha256sum | cut -d' ' -f1)
+	want=${SRC_SHA[$bytes]}
 	# valgrind runs ~50x slower: bounded all the same
 	local to=$((300 + bytes / 100000))
 	if [ "$mode" = pipe-up ]; then
-		got=$(head -c "$bytes" "$src" | "${NSX[@]}" timeout -k 5 "$to" "${tool[@]}" \
+		got=$(cat "$src.$bytes" | "${NSX[@]}" timeout -k 5 "$to" "${tool[@]}" \
 		    "$work/tree-$t/ssh" -F "$work/ssh_config-$t" -o "Ciphers=$cipher" bench \
-		    "exec sha256sum" 2> "$work/client.err") || rc=$?
+		    "cat | sha256sum" 2> "$work/client.err") || rc=$?
 	else
 		got=$("${NSX[@]}" timeout -k 5 "$to" "${tool[@]}" \
 		    "$work/tree-$t/ssh" -F "$work/ssh_config-$t" -o "Ciphers=$cipher" bench \
-		    "exec head -c $bytes $src" 2> "$work/client.err" < /dev/null | sha256sum) || rc=$?
+		    "exec cat $src.$bytes" 2> "$work/client.err" < /dev/null | cat | sha256sum) || rc=$?
 	fi
 	got=${got%% *}
 	if [ $rc -ne 0 ] || [ "$got" != "$want" ]; then
