@@ -221,6 +221,10 @@ void	hpn_channel_read_done(struct Channel *, size_t, size_t);
 void	hpn_channel_write_backlog(struct Channel *, size_t);
 u_int	hpn_channel_burst(const struct Channel *);
 
+/* hpn-packet.c: less work per packet in packet.c */
+#define HPN_PAD_POOL		4096	/* random bytes fetched at once */
+void	hpn_packet_padding(u_char *, size_t);
+
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;
 int	hpn_socket(const struct addrinfo *, int);

@@ -1,0 +1,97 @@
+/*
+ * Unit tests of the HPN patch set's per-byte work in bulk transfers
+ * (issue 32): one function of tests for each change, called by tests().
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_helper.h"
+
+#define SSHBUF_INTERNAL
+#include "sshbuf.h"
+#include "misc.h"
+#include "ssh2.h"
+#include "ssherr.h"
+#include "poly1305.h"
+#include "cipher.h"
+#include "sshkey.h"
+#include "kex.h"
+#include "myproposal.h"
+#include "ssh_api.h"
+#include "packet.h"
+#include "hpn.h"
+
+void tests(void);
+void benchmarks(void);
+
+void
+benchmarks(void)
+{
+	printf("no benchmarks\n");
+}
+
+static int
+all_zero(const u_char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+static void
+padding_tests(void)
+{
+	u_char a[300], b[300], c[64];
+	int i, p[2], status;
+	pid_t pid;
+
+	TEST_START("padding: random bytes, never the same twice");
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	hpn_packet_padding(a, 255);
+	hpn_packet_padding(b, 255);
+	ASSERT_INT_EQ(all_zero(a, 255), 0);
+	ASSERT_MEM_NE(a, b, 255);
+	/* across many refills of the pool, a request larger than it */
+	for (i = 0; i < 3 * HPN_PAD_POOL / 255; i++) {
+		hpn_packet_padding(b, 4 + i % 252);
+		ASSERT_MEM_NE(a, b, 4);
+		ASSERT_INT_EQ(all_zero(b, 4), 0);
+	}
+	hpn_packet_padding(a, 0);
+	TEST_DONE();
+
+	TEST_START("padding: a child after fork() draws its own bytes");
+	ASSERT_INT_EQ(pipe(p), 0);
+	hpn_packet_padding(a, 8);	/* the pool is filled in the parent */
+	if ((pid = fork()) == 0) {
+		hpn_packet_padding(c, sizeof(c));
+		_exit(write(p[1], c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
+	}
+	ASSERT_INT_GT(pid, 0);
+	close(p[1]);
+	ASSERT_INT_EQ(read(p[0], c, sizeof(c)), (int)sizeof(c));
+	close(p[0]);
+	ASSERT_INT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_INT_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
+	hpn_packet_padding(b, sizeof(c));
+	ASSERT_MEM_NE(b, c, sizeof(c));
+	TEST_DONE();
+}
+
+void
+tests(void)
+{
+	padding_tests();
+}
