@@ -11,6 +11,19 @@
  * kind (the system's random source), each used once; the pool is wiped
  * as it is used, and emptied in a child after fork() so that parent and
  * child never send the same bytes.
+ *
+ * Packet buffers.  upstream's sshbuf_reset() wipes a buffer's whole
+ * allocation and shrinks it to 256 bytes (a new allocation, the old one
+ * wiped again), and packet.c resets the outgoing packet before and after
+ * every packet and the incoming one before every packet: for a bulk
+ * transfer about three bytes cleared for every byte moved, and an
+ * allocation per packet, on each end.  Channel data packets (the bulk)
+ * now leave their buffer as it is for the next packet to overwrite; any
+ * other packet (authentication, key exchange, requests) is still wiped
+ * as upstream does, before and after.  The data of channel packets is
+ * not wiped elsewhere either: it sits in the channel's own buffers, which
+ * upstream empties without wiping.  Every buffer is still wiped when
+ * freed.
  */
 
 #include "includes.h"
@@ -24,6 +37,7 @@
 #include "openbsd-compat/openbsd-compat.h"
 
 #include "misc.h"
+#include "ssh2.h"
 #include "sshbuf.h"
 #include "hpn.h"
 
@@ -65,4 +79,58 @@ hpn_packet_padding(u_char *p, size_t len)
 		p += n;
 		len -= n;
 	}
+}
+
+/* The bulk: data and extended data of a channel. */
+static int
+bulk_type(u_char type)
+{
+	return type == SSH2_MSG_CHANNEL_DATA ||
+	    type == SSH2_MSG_CHANNEL_EXTENDED_DATA;
+}
+
+/* The outgoing packet buffer that holds no more than channel data. */
+static const struct sshbuf *out_kept;
+
+/*
+ * Empty the outgoing packet buffer b before a packet of this type is built
+ * in it: as upstream (wiped, shrunk) unless the packet is channel data and
+ * b holds at most channel data.
+ */
+void
+hpn_packet_out_start(struct sshbuf *b, u_char type)
+{
+	if (!bulk_type(type) || out_kept != b ||
+	    sshbuf_consume(b, sshbuf_len(b)) != 0)
+		sshbuf_reset(b);
+	out_kept = bulk_type(type) ? b : NULL;
+}
+
+/* The same after a packet of this type went out of b. */
+void
+hpn_packet_out_sent(struct sshbuf *b, u_char type)
+{
+	if (!bulk_type(type) || out_kept != b ||
+	    sshbuf_consume(b, sshbuf_len(b)) != 0)
+		sshbuf_reset(b);
+	out_kept = b;		/* wiped, or channel data */
+}
+
+static const struct sshbuf *in_kept;	/* last held channel data */
+
+/* The incoming packet buffer b held a packet of this type. */
+void
+hpn_packet_in_type(const struct sshbuf *b, u_char type)
+{
+	in_kept = bulk_type(type) ? b : NULL;
+}
+
+/* Empty the incoming packet buffer b before the next packet. */
+void
+hpn_packet_in_reset(struct sshbuf *b)
+{
+	if (in_kept == b && sshbuf_consume(b, sshbuf_len(b)) == 0)
+		return;
+	in_kept = NULL;
+	sshbuf_reset(b);
 }

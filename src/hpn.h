@@ -224,6 +224,10 @@ u_int	hpn_channel_burst(const struct Channel *);
 /* hpn-packet.c: less work per packet in packet.c */
 #define HPN_PAD_POOL		4096	/* random bytes fetched at once */
 void	hpn_packet_padding(u_char *, size_t);
+void	hpn_packet_out_start(struct sshbuf *, u_char);
+void	hpn_packet_out_sent(struct sshbuf *, u_char);
+void	hpn_packet_in_type(const struct sshbuf *, u_char);
+void	hpn_packet_in_reset(struct sshbuf *);
 
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;

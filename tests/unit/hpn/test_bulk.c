@@ -90,8 +90,88 @@ padding_tests(void)
 	TEST_DONE();
 }
 
+/* b's storage after d (at most its allocation): wiped? */
+static int
+wiped(struct sshbuf *b, size_t n)
+{
+	const u_char *d = sshbuf_ptr(b);
+
+	return all_zero(d, MINIMUM(n, sshbuf_alloc(b)));
+}
+
+static void
+pktbuf_tests(void)
+{
+	struct sshbuf *b;
+	u_char *p;
+
+	TEST_START("packet buffers: channel data keeps its buffer");
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 32768, &p), 0);
+	memset(p, 'd', 32768);
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_EXTENDED_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	TEST_DONE();
+
+	TEST_START("packet buffers: any other packet is wiped before and after");
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_EXTENDED_DATA);
+	hpn_packet_out_start(b, SSH2_MSG_USERAUTH_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_out_sent(b, SSH2_MSG_USERAUTH_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	/* a data packet after it: the buffer holds nothing else */
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 65536, &p), 0);
+	memset(p, 'd', 65536);
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_DATA);
+	/* a request started in it wipes the data too */
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	TEST_DONE();
+
+	TEST_START("packet buffers: an unsent packet is dropped, wiped");
+	ASSERT_INT_EQ(sshbuf_put(b, "secret", 6), 0);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	sshbuf_free(b);
+	TEST_DONE();
+
+	TEST_START("packet buffers: incoming, kept after data only");
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	hpn_packet_in_reset(b);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 32768, &p), 0);
+	memset(p, 'd', 32768);
+	hpn_packet_in_type(b, SSH2_MSG_CHANNEL_DATA);
+	hpn_packet_in_reset(b);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_in_type(b, SSH2_MSG_USERAUTH_REQUEST);
+	hpn_packet_in_reset(b);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	/* another buffer's type says nothing about this one */
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_in_type((struct sshbuf *)&p, SSH2_MSG_CHANNEL_DATA);
+	hpn_packet_in_reset(b);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	sshbuf_free(b);
+	TEST_DONE();
+}
+
 void
 tests(void)
 {
 	padding_tests();
+	pktbuf_tests();
 }
