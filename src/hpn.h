@@ -229,6 +229,10 @@ void	hpn_packet_out_sent(struct sshbuf *, u_char);
 void	hpn_packet_in_type(const struct sshbuf *, u_char);
 void	hpn_packet_in_reset(struct sshbuf *);
 
+/* hpn-poly1305.c: OpenSSL's Poly1305 for chacha20-poly1305 */
+extern int hpn_poly1305_evp_off;
+void	hpn_poly1305(u_char *, const u_char *, size_t, const u_char *);
+
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;
 int	hpn_socket(const struct addrinfo *, int);

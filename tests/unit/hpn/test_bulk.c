@@ -38,6 +38,52 @@ benchmarks(void)
 	printf("no benchmarks\n");
 }
 
+static void
+poly1305_tests(void)
+{
+	static const size_t lens[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255,
+	    256, 1000, 4096, 32768 + 4 + 16, 32768 + 48, 262144 + 20 };
+	u_char key[POLY1305_KEYLEN], a[POLY1305_TAGLEN], b[POLY1305_TAGLEN];
+	u_char *m;
+	size_t i, n, max = 262144 + 20;
+	int rep;
+
+	TEST_START("poly1305: OpenSSL's tag is OpenSSH's, any length");
+	m = malloc(max);
+	ASSERT_PTR_NE(m, NULL);
+	for (rep = 0; rep < 4; rep++) {
+		arc4random_buf(m, max);
+		arc4random_buf(key, sizeof(key));
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			n = lens[i];
+			hpn_poly1305_evp_off = 0;
+			hpn_poly1305(a, m, n, key);
+			poly1305_auth(b, m, n, key);
+			ASSERT_MEM_EQ(a, b, sizeof(a));
+			/* and the fallback is OpenSSH's own */
+			hpn_poly1305_evp_off = 1;
+			hpn_poly1305(a, m, n, key);
+			ASSERT_MEM_EQ(a, b, sizeof(a));
+		}
+	}
+	hpn_poly1305_evp_off = 0;
+	TEST_DONE();
+
+	TEST_START("poly1305: a changed byte or key changes the tag");
+	arc4random_buf(m, 1000);
+	arc4random_buf(key, sizeof(key));
+	hpn_poly1305(a, m, 1000, key);
+	m[999] ^= 1;
+	hpn_poly1305(b, m, 1000, key);
+	ASSERT_MEM_NE(a, b, sizeof(a));
+	m[999] ^= 1;
+	key[31] ^= 0x80;
+	hpn_poly1305(b, m, 1000, key);
+	ASSERT_MEM_NE(a, b, sizeof(a));
+	TEST_DONE();
+	free(m);
+}
+
 static int
 all_zero(const u_char *p, size_t len)
 {
@@ -174,4 +220,5 @@ tests(void)
 {
 	padding_tests();
 	pktbuf_tests();
+	poly1305_tests();
 }
