@@ -48,6 +48,8 @@ static struct {
 
 static pthread_once_t pad_once = PTHREAD_ONCE_INIT;
 
+int hpn_pad_test_fixed;		/* tests: padding of 0xa5 bytes */
+u_int64_t hpn_data_direct;	/* data packets sent without a copy */
 
 static void
 pad_atfork_child(void)
@@ -66,6 +68,10 @@ hpn_packet_padding(u_char *p, size_t len)
 {
 	size_t n;
 
+	if (hpn_pad_test_fixed) {
+		memset(p, 0xa5, len);
+		return;
+	}
 	(void)pthread_once(&pad_once, pad_init);
 	while (len > 0) {
 		if (pad.avail == 0) {
@@ -79,6 +85,41 @@ hpn_packet_padding(u_char *p, size_t len)
 		p += n;
 		len -= n;
 	}
+}
+
+/*
+ * The plaintext of a channel data packet other than the data, as
+ * ssh_packet_send2_wrapped() lays it out where the packet length is not
+ * encrypted with the rest (AEAD ciphers): into hdr (HPN_DATA_HDR bytes)
+ * the length, padding length, type, channel and data length; into pad
+ * the padding (*padlenp bytes, at most HPN_DATA_PAD_MAX).  Returns the
+ * packet's length on the wire without its tag, or 0 if it cannot be
+ * built.
+ */
+u_int
+hpn_packet_data_parts(u_char *hdr, u_char *pad, u_int block_size,
+    u_int32_t id, size_t len, u_int *padlenp)
+{
+	size_t body = 1 + 1 + 4 + 4 + len;	/* all but the length */
+	u_int padlen;
+
+	*padlenp = 0;
+	if (block_size < 8 || block_size > 32 || len > UINT32_MAX - 1024)
+		return 0;
+	padlen = block_size - (body % block_size);
+	if (padlen < 4)
+		padlen += block_size;
+	if (padlen > HPN_DATA_PAD_MAX)
+		return 0;
+	POKE_U32(hdr, body + padlen);
+	hdr[4] = padlen;
+	hdr[5] = SSH2_MSG_CHANNEL_DATA;
+	POKE_U32(hdr + 6, id);
+	POKE_U32(hdr + 10, len);
+	hpn_packet_padding(pad, padlen);
+	*padlenp = padlen;
+	hpn_data_direct++;
+	return 4 + body + padlen;
 }
 
 /* The bulk: data and extended data of a channel. */

@@ -223,11 +223,30 @@ u_int	hpn_channel_burst(const struct Channel *);
 
 /* hpn-packet.c: less work per packet in packet.c */
 #define HPN_PAD_POOL		4096	/* random bytes fetched at once */
+extern int hpn_pad_test_fixed;
+extern u_int64_t hpn_data_direct;
 void	hpn_packet_padding(u_char *, size_t);
 void	hpn_packet_out_start(struct sshbuf *, u_char);
 void	hpn_packet_out_sent(struct sshbuf *, u_char);
 void	hpn_packet_in_type(const struct sshbuf *, u_char);
 void	hpn_packet_in_reset(struct sshbuf *);
+#define HPN_DATA_HDR		14	/* length, padlen, type, id, data length */
+#define HPN_DATA_PAD_MAX	64	/* padding of a data packet, at most */
+u_int	hpn_packet_data_parts(u_char *, u_char *, u_int, u_int32_t, size_t,
+	    u_int *);
+/* added to upstream files by hpn-sendfast.patch */
+struct hpn_part {
+	const u_char	*p;
+	size_t		 len;
+};
+struct sshcipher_ctx;
+struct chachapoly_ctx;
+int	ssh_packet_send_data(struct ssh *, u_int32_t, const u_char *, size_t);
+int	cipher_parts_ok(const struct sshcipher_ctx *);
+int	cipher_crypt_parts(struct sshcipher_ctx *, u_int, u_char *,
+	    const struct hpn_part *, u_int, u_int, u_int);
+int	chachapoly_crypt_parts(struct chachapoly_ctx *, u_int, u_char *,
+	    const struct hpn_part *, u_int, u_int);
 
 /* hpn-poly1305.c: OpenSSL's Poly1305 for chacha20-poly1305 */
 extern int hpn_poly1305_evp_off;

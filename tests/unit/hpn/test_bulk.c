@@ -215,10 +215,275 @@ pktbuf_tests(void)
 	TEST_DONE();
 }
 
+/* The pieces of one plaintext, encrypted, against it whole. */
+static void
+parts_case(const char *name, u_int keylen, u_int ivlen)
+{
+	const struct sshcipher *c = cipher_by_name(name);
+	struct sshcipher_ctx *a = NULL, *b = NULL;
+	struct hpn_part part[4];
+	u_char key[64], iv[32], *src, *da, *db;
+	u_int authlen, bs, total, cut1, cut2, cut3, rep, seqnr;
+
+	ASSERT_PTR_NE(c, NULL);
+	authlen = cipher_authlen(c);
+	bs = cipher_blocksize(c);
+	arc4random_buf(key, sizeof(key));
+	arc4random_buf(iv, sizeof(iv));
+	ASSERT_INT_EQ(cipher_init(&a, c, key, keylen, iv, ivlen, 1), 0);
+	ASSERT_INT_EQ(cipher_init(&b, c, key, keylen, iv, ivlen, 1), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(a), 1);
+	src = malloc(70000);
+	da = malloc(70000 + 64);
+	db = malloc(70000 + 64);
+	ASSERT_PTR_NE(src, NULL);
+	for (rep = 0, seqnr = 7; rep < 200; rep++, seqnr++) {
+		/* 4 bytes of length, then whole blocks */
+		total = 4 + bs * (1 + arc4random_uniform(65536 / bs));
+		arc4random_buf(src, total);
+		cut1 = 4 + arc4random_uniform(total - 3);
+		cut2 = cut1 + arc4random_uniform(total - cut1 + 1);
+		cut3 = cut2 + arc4random_uniform(total - cut2 + 1);
+		part[0].p = src;
+		part[0].len = cut1;
+		part[1].p = src + cut1;
+		part[1].len = cut2 - cut1;
+		part[2].p = src + cut2;
+		part[2].len = cut3 - cut2;
+		part[3].p = src + cut3;
+		part[3].len = total - cut3;
+		ASSERT_INT_EQ(cipher_crypt_parts(a, seqnr, da, part, 4, 4,
+		    authlen), 0);
+		ASSERT_INT_EQ(cipher_crypt(b, seqnr, db, src, total - 4, 4,
+		    authlen), 0);
+		ASSERT_MEM_EQ(da, db, total + authlen);
+	}
+	/* not for decryption, nor with a wrong tag length */
+	cipher_free(b);
+	b = NULL;
+	ASSERT_INT_EQ(cipher_init(&b, c, key, keylen, iv, ivlen, 0), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(b), 0);
+	ASSERT_INT_NE(cipher_crypt_parts(b, 1, da, part, 4, 4, authlen), 0);
+	ASSERT_INT_NE(cipher_crypt_parts(a, 1, da, part, 4, 4, authlen + 1), 0);
+	cipher_free(a);
+	cipher_free(b);
+	free(src);
+	free(da);
+	free(db);
+}
+
+static void
+parts_tests(void)
+{
+	const struct sshcipher *c;
+	struct sshcipher_ctx *cc = NULL;
+	u_char key[64], iv[32];
+
+	TEST_START("cipher parts: aes128-gcm, pieces as one");
+	parts_case("aes128-gcm@openssh.com", 16, 12);
+	TEST_DONE();
+	TEST_START("cipher parts: aes256-gcm, pieces as one");
+	parts_case("aes256-gcm@openssh.com", 32, 12);
+	TEST_DONE();
+	TEST_START("cipher parts: chacha20-poly1305, pieces as one");
+	parts_case("chacha20-poly1305@openssh.com", 64, 0);
+	TEST_DONE();
+
+	TEST_START("cipher parts: not for ciphers with a separate MAC");
+	memset(key, 1, sizeof(key));
+	memset(iv, 2, sizeof(iv));
+	ASSERT_PTR_NE(c = cipher_by_name("aes128-ctr"), NULL);
+	ASSERT_INT_EQ(cipher_init(&cc, c, key, 16, iv, 16, 1), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(cc), 0);
+	cipher_free(cc);
+	TEST_DONE();
+}
+
+/* Move what from has to send to to's input; 0 or an ssherr. */
+static int
+transfer(struct ssh *from, struct ssh *to)
+{
+	const u_char *p;
+	size_t len;
+	int r;
+
+	p = ssh_output_ptr(from, &len);
+	if (len == 0)
+		return 0;
+	if ((r = ssh_input_append(to, p, len)) != 0)
+		return r;
+	return ssh_output_consume(from, len);
+}
+
+/* The next packet other than IGNORE (ssh_packet_next() passes them on). */
+static u_char
+next_type(struct ssh *ssh)
+{
+	u_char type = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_INT_EQ(ssh_packet_next(ssh, &type), 0);
+		if (type != SSH2_MSG_IGNORE)
+			break;
+	}
+	return type;
+}
+
+static void
+run_kex(struct ssh *client, struct ssh *server)
+{
+	u_char type;
+	int i;
+
+	for (i = 0; i < 100 && (!server->kex->done || !client->kex->done);
+	    i++) {
+		ASSERT_INT_EQ(ssh_packet_next(server, &type), 0);
+		ASSERT_INT_EQ(transfer(server, client), 0);
+		ASSERT_INT_EQ(ssh_packet_next(client, &type), 0);
+		ASSERT_INT_EQ(transfer(client, server), 0);
+	}
+	ASSERT_INT_EQ(server->kex->done, 1);
+	ASSERT_INT_EQ(client->kex->done, 1);
+}
+
+/*
+ * A channel data packet from ssh_packet_send_data() is, byte for byte, the
+ * one sshpkt_*() make of the same data (padding made the same), and the
+ * far end reads it back.
+ */
+static void
+direct_case(const char *cipher, const char *mac, int direct)
+{
+	static const size_t lens[] = { 0, 1, 3, 4, 5, 15, 16, 17, 31, 32, 33,
+	    1000, 16384, 32768, 65536, 100000, 262144 - 1024 };
+	struct ssh *client = NULL, *client2 = NULL, *server = NULL;
+	struct sshkey *key = NULL, *pub = NULL;
+	struct kex_params params;
+	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
+	struct sshbuf *state, *copy;
+	const u_char *pa, *pb, *got;
+	u_char *data;
+	size_t la, lb, glen, i;
+	u_int32_t id;
+	u_int64_t before;
+
+	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, &key), 0);
+	ASSERT_INT_EQ(sshkey_from_private(key, &pub), 0);
+	memcpy(params.proposal, prop, sizeof(prop));
+	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
+	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
+	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
+	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
+	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
+	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
+	ASSERT_INT_EQ(ssh_init(&client, 0, &params), 0);
+	ASSERT_INT_EQ(ssh_init(&server, 1, &params), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(server, key), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(client, pub), 0);
+	run_kex(client, server);
+	/*
+	 * Two clients in the first one's state: one sends the direct way,
+	 * the other the old way.  (Getting the state steps the first one's
+	 * AES-GCM IV: it is not used after.)
+	 */
+	ASSERT_PTR_NE(state = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(ssh_packet_get_state(client, state), 0);
+	ASSERT_PTR_NE(copy = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_putb(copy, state), 0);
+	ssh_free(client);
+	client = NULL;
+	ASSERT_INT_EQ(ssh_init(&client, 0, NULL), 0);
+	ASSERT_INT_EQ(ssh_packet_set_state(client, state), 0);
+	ASSERT_INT_EQ(ssh_init(&client2, 0, NULL), 0);
+	ASSERT_INT_EQ(ssh_packet_set_state(client2, copy), 0);
+	sshbuf_free(state);
+	sshbuf_free(copy);
+	ssh_packet_set_authenticated(client);
+	ssh_packet_set_authenticated(client2);
+	ssh_packet_set_authenticated(server);
+
+	ASSERT_PTR_NE(data = malloc(262144), NULL);
+	arc4random_buf(data, 262144);
+	hpn_pad_test_fixed = 1;
+	/* the two clients are alike: an IGNORE of each, the same bytes */
+	ASSERT_INT_EQ(sshpkt_start(client, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client, "same"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client), 0);
+	ASSERT_INT_EQ(sshpkt_start(client2, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client2, "same"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client2), 0);
+	pa = ssh_output_ptr(client, &la);
+	pb = ssh_output_ptr(client2, &lb);
+	ASSERT_SIZE_T_EQ(la, lb);
+	ASSERT_MEM_EQ(pa, pb, la);
+	ASSERT_INT_EQ(ssh_output_consume(client2, lb), 0);
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		id = 0x01020304 + i;
+		before = hpn_data_direct;
+		ASSERT_INT_EQ(ssh_packet_send_data(client, id, data, lens[i]), 0);
+		ASSERT_U64_EQ(hpn_data_direct - before, direct ? 1 : 0);
+		ASSERT_INT_EQ(sshpkt_start(client2, SSH2_MSG_CHANNEL_DATA), 0);
+		ASSERT_INT_EQ(sshpkt_put_u32(client2, id), 0);
+		ASSERT_INT_EQ(sshpkt_put_string(client2, data, lens[i]), 0);
+		ASSERT_INT_EQ(sshpkt_send(client2), 0);
+		pa = ssh_output_ptr(client, &la);
+		pb = ssh_output_ptr(client2, &lb);
+		ASSERT_SIZE_T_EQ(la, lb);
+		ASSERT_MEM_EQ(pa, pb, la);
+		ASSERT_INT_EQ(ssh_output_consume(client2, lb), 0);
+		ASSERT_INT_EQ(transfer(client, server), 0);
+		ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_DATA);
+		ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+		ASSERT_U_INT_EQ(id, 0x01020304 + i);
+		ASSERT_INT_EQ(sshpkt_get_string_direct(server, &got, &glen), 0);
+		ASSERT_SIZE_T_EQ(glen, lens[i]);
+		if (glen > 0)
+			ASSERT_MEM_EQ(got, data, glen);
+		ASSERT_INT_EQ(sshpkt_get_end(server), 0);
+	}
+	/* a packet of another kind between them: the stream stays whole */
+	ASSERT_INT_EQ(sshpkt_start(client, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client, "x"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client), 0);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, 9, data, 77), 0);
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+	ASSERT_U_INT_EQ(id, 9);
+	hpn_pad_test_fixed = 0;
+	free(data);
+	ssh_free(client);
+	ssh_free(client2);
+	ssh_free(server);
+	sshkey_free(key);
+	sshkey_free(pub);
+}
+
+static void
+direct_tests(void)
+{
+	TEST_START("data packets: aes128-gcm, direct = sshpkt");
+	direct_case("aes128-gcm@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: chacha20-poly1305, direct = sshpkt");
+	direct_case("chacha20-poly1305@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: aes128-ctr + MAC go the old way");
+	direct_case("aes128-ctr", "hmac-sha2-256", 0);
+	TEST_DONE();
+	TEST_START("data packets: aes128-ctr + EtM MAC go the old way");
+	direct_case("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 0);
+	TEST_DONE();
+}
+
 void
 tests(void)
 {
 	padding_tests();
 	pktbuf_tests();
 	poly1305_tests();
+	parts_tests();
+	direct_tests();
 }
