@@ -6,11 +6,16 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_helper.h"
@@ -27,6 +32,7 @@
 #include "myproposal.h"
 #include "ssh_api.h"
 #include "packet.h"
+#include "channels.h"
 #include "hpn.h"
 
 void tests(void);
@@ -478,6 +484,82 @@ direct_tests(void)
 	TEST_DONE();
 }
 
+/* window: getsockopt() calls of the window's code, counted */
+int __real_getsockopt(int, int, int, void *, socklen_t *);
+int __wrap_getsockopt(int, int, int, void *, socklen_t *);
+static int win_fd = -1, win_calls;
+
+int
+__wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
+{
+	if (fd == win_fd && win_fd != -1)
+		win_calls++;
+	return __real_getsockopt(fd, level, name, v, len);
+}
+
+/*
+ * The window's socket figures (SO_RCVBUF, TCP_INFO) are read at most every
+ * HPN_SOCK_SAMPLE however often the loop asks, and again once that passed.
+ */
+static void
+window_tests(void)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	struct ssh *ssh;
+	struct timespec pause = { 0, (long)(HPN_SOCK_SAMPLE * 1.2e9) };
+	Channel *c;
+	double t0, t1;
+	int ls, cs, as, i, calls, due = 0;
+	u_int samples;
+
+	TEST_START("window: the socket is read at most every HPN_SOCK_SAMPLE");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_INT_NE(ls = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ASSERT_INT_EQ(bind(ls, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ASSERT_INT_EQ(listen(ls, 1), 0);
+	ASSERT_INT_EQ(getsockname(ls, (struct sockaddr *)&sin, &slen), 0);
+	ASSERT_INT_NE(cs = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ASSERT_INT_EQ(connect(cs, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ASSERT_INT_NE(as = accept(ls, NULL, NULL), -1);
+	ASSERT_PTR_NE(ssh = ssh_packet_set_connection(NULL, as, as), NULL);
+	hpn_window_setup(ssh, 0, 1, 0, HPN_WINDOW_MAX_DEFAULT);
+	ASSERT_PTR_NE(c = calloc(1, sizeof(*c)), NULL);
+	ASSERT_PTR_NE(c->output = sshbuf_new(), NULL);
+	c->local_maxpacket = 32768;
+	c->local_window_max = c->hpn_window_start = HPN_WINDOW_GROW_MIN;
+	c->local_window = HPN_WINDOW_GROW_MIN / 4;
+	c->local_consumed = HPN_WINDOW_GROW_MIN - c->local_window;
+	c->hpn_rx = 1000000;
+	win_fd = as;
+	win_calls = 0;
+	t0 = monotime_double();
+	for (i = 0; i < 2000; i++)
+		due += hpn_window_adjust_due(ssh, c);
+	t1 = monotime_double();
+	calls = win_calls;
+	/* two calls a sample (SO_RCVBUF polled, TCP_INFO), one sample a span */
+	samples = 1 + (u_int)((t1 - t0) / HPN_SOCK_SAMPLE);
+	/* below its cap: every call asked for a target, none was skipped */
+	ASSERT_U_INT_LT(c->local_window_max, HPN_WINDOW_MAX_DEFAULT);
+	ASSERT_INT_GE(calls, 1);
+	ASSERT_U_INT_LE((u_int)calls, 2 * samples);
+	ASSERT_INT_GT(due, 0);
+	/* once the span passed: read again */
+	nanosleep(&pause, NULL);
+	(void)hpn_window_adjust_due(ssh, c);
+	ASSERT_INT_GT(win_calls, calls);
+	win_fd = -1;
+	sshbuf_free(c->output);
+	free(c);
+	ssh_packet_close(ssh);
+	close(cs);
+	close(ls);
+	TEST_DONE();
+}
+
 void
 tests(void)
 {
@@ -486,4 +568,5 @@ tests(void)
 	poly1305_tests();
 	parts_tests();
 	direct_tests();
+	window_tests();
 }
