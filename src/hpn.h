@@ -6,6 +6,8 @@
 #ifndef HPN_H
 #define HPN_H
 
+#include <signal.h>	/* sigset_t */
+
 /* This patch set's version; shown in the banner as OpenSSH_x.yPz_hpnVERSION. */
 #define HPN_VERSION		"0.1.0"
 /* RFC 4253 software version: printable ASCII, no space, no minus sign. */
@@ -253,6 +255,13 @@ int	chachapoly_crypt_parts(struct chachapoly_ctx *, u_int, u_char *,
 /* hpn-poly1305.c: OpenSSL's Poly1305 for chacha20-poly1305 */
 extern int hpn_poly1305_evp_off;
 void	hpn_poly1305(u_char *, const u_char *, size_t, const u_char *);
+
+/* hpn-loop.c: the main loops block their signals once */
+int	hpn_loop_sigblock(const sigset_t *, sigset_t *, int);
+int	hpn_loop_sigblocked(void);
+void	hpn_loop_sigrestore(void);
+void	hpn_loop_sigpause(void);
+void	hpn_loop_sigresume(void);
 
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;

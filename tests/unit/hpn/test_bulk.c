@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,6 +561,80 @@ window_tests(void)
 	TEST_DONE();
 }
 
+/* Whether sig is blocked now. */
+static int
+blocked(int sig)
+{
+	sigset_t cur;
+
+	ASSERT_INT_EQ(sigprocmask(SIG_BLOCK, NULL, &cur), 0);
+	return sigismember(&cur, sig);
+}
+
+/*
+ * The loop's signals: blocked from hpn_loop_sigblock() to
+ * hpn_loop_sigrestore(), ppoll()'s mask the one from before; unblocked
+ * around a prompt (pause/resume) and in a child of fork().
+ */
+static void
+loop_tests(void)
+{
+	sigset_t set, oset, cur;
+	int p[2], status;
+	char c;
+	pid_t pid;
+
+	TEST_START("loop signals: blocked once for the whole loop");
+	ASSERT_INT_EQ(blocked(SIGCHLD), 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	ASSERT_INT_EQ(hpn_loop_sigblock(&set, &oset, 1), 0);
+	ASSERT_INT_EQ(hpn_loop_sigblocked(), 1);
+	ASSERT_INT_EQ(blocked(SIGCHLD), 1);
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	/* the mask to wait with is the one from before */
+	ASSERT_INT_EQ(sigismember(&oset, SIGCHLD), 0);
+	ASSERT_INT_EQ(sigismember(&oset, SIGTERM), 0);
+	TEST_DONE();
+
+	TEST_START("loop signals: a prompt and a child of fork() get them");
+	hpn_loop_sigpause();
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	hpn_loop_sigpause();		/* nested: no change */
+	hpn_loop_sigresume();
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	hpn_loop_sigresume();		/* unmatched: no change */
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	ASSERT_INT_EQ(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		c = (!blocked(SIGCHLD) && !blocked(SIGTERM) &&
+		    !hpn_loop_sigblocked()) ? 'y' : 'n';
+		_exit(write(p[1], &c, 1) == 1 ? 0 : 1);
+	}
+	ASSERT_INT_GT(pid, 0);
+	close(p[1]);
+	ASSERT_INT_EQ(read(p[0], &c, 1), 1);
+	close(p[0]);
+	ASSERT_INT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_INT_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
+	ASSERT_U8_EQ((u_char)c, 'y');
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);	/* the parent's stays */
+	TEST_DONE();
+
+	TEST_START("loop signals: the mask from before after the loop");
+	hpn_loop_sigrestore();
+	ASSERT_INT_EQ(hpn_loop_sigblocked(), 0);
+	ASSERT_INT_EQ(sigprocmask(SIG_BLOCK, NULL, &cur), 0);
+	ASSERT_INT_EQ(sigismember(&cur, SIGCHLD), 0);
+	ASSERT_INT_EQ(sigismember(&cur, SIGTERM), 0);
+	hpn_loop_sigpause();		/* outside the loop: nothing */
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	hpn_loop_sigresume();
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	TEST_DONE();
+}
+
 void
 tests(void)
 {
@@ -569,4 +644,5 @@ tests(void)
 	parts_tests();
 	direct_tests();
 	window_tests();
+	loop_tests();
 }
