@@ -17,7 +17,8 @@
 #   make bench-mptcp      UseMPTCP over two emulated paths vs iperf3 (~4 min)
 #   make bench-lanes      hpnscp -n 4 on a lossy and a clean path vs iperf3 (~10 min)
 #   make bench-hash       verified resume's hashing of 10 GiB vs reading it (~5 min)
-#   make bench-cpu        CPU-bound, loopback: none vs gcm vs (threaded) ctr (~10 min)
+#   make bench-cpu        CPU-bound, loopback: instructions, copies, syscalls per GiB
+#                         counted, the limits, timed runs; hpn vs stock (~40 min)
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
 #   make fuzz             every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60)
@@ -254,8 +255,11 @@ bench-quick: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	    RTTS="$${RTTS:-50}" SIZE="$${SIZE:-256M}" REPS="$${REPS:-3}" \
 	    CIPHERS="$${CIPHERS:-aes128-gcm@openssh.com}" bench/run-bench.sh
 
-# CPU-bound transfers on loopback (bench/cpu-bench.sh): throughput, main
-# thread and worker CPU per GB, per cipher; SIZE REPS MODES CASES MT...
+# CPU-bound transfers on loopback (bench/cpu-bench.sh): instructions, bytes
+# copied, system calls and context switches per GiB, counted
+# (bench/cpu-count.sh: valgrind, perf), the machine's limits, then
+# throughput and CPU per GB of interleaved runs; hpn against stock per
+# cipher; SIZE REPS MODES CASES COUNT LIMITS COUNT_SIZE SYS_SIZE...
 bench-cpu: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/cpu-bench.sh
 

@@ -3,13 +3,19 @@
 # costs when the network is not the limit.  Run as root; `make bench-cpu`
 # calls it.  See bench/README.md.
 #
-#   SIZE=1G  REPS=3  MODES="pipe-up pipe-down"
-#   CASES="ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128
-#          hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt
-#          hpn:none hpn:none-nomac"
+#   SIZE=1G  REPS=5  MODES="pipe-up pipe-down"
+#   CASES="ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha"; CASES=all:
+#         ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128
+#         hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt
+#         hpn:none hpn:none-nomac
 #   (ref:relay: the same source, TCP and sink with `meter relay` in place
 #   of ssh and sshd: what the machine moves through the pipeline with no
 #   SSH at all, the ceiling for every case)
+#   COUNT=1: first bench/cpu-count.sh (instructions, copies, system calls
+#   and context switches per GiB, counted; its variables apply), in OUT/count
+#   LIMITS=1: the machine's limits in the same run: `openssl speed -evp` of
+#   each cipher (16 KiB blocks, one core), TCP over loopback (iperf3 -n
+#   SIZE), a plain pipe (cat SRC | meter recv), LIMIT_REPS (3) times each
 #   CTR_MAC=umac-64-etm@openssh.com (MAC of the CTR ciphers and of none)
 #   MT=1 (MTAESThreads of both ends in the -mt cases)
 #   HPN_TREE STOCK_TREE  OUT=build/bench/cpu-<timestamp>
@@ -33,9 +39,13 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
 
 SIZE=${SIZE:-1G}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 MODES=${MODES:-"pipe-up pipe-down"}
-CASES=${CASES:-"ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"}
+CASES=${CASES:-"ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha"}
+[ "$CASES" = all ] && CASES="ref:relay stock:gcm hpn:gcm stock:chacha hpn:chacha stock:ctr128 hpn:ctr128 hpn:ctr128-mt stock:ctr256 hpn:ctr256 hpn:ctr256-mt hpn:none hpn:none-nomac"
+COUNT=${COUNT:-1}
+LIMITS=${LIMITS:-1}
+LIMIT_REPS=${LIMIT_REPS:-3}
 CTR_MAC=${CTR_MAC:-umac-64-etm@openssh.com}
 MT=${MT:-1}
 OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
@@ -47,11 +57,13 @@ QUIET_WAIT=${QUIET_WAIT:-120}
 NS=hpncpu
 RTT=${RTT:-}
 RATE=${RATE:-1000}
-declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213 [relay]=2214)
+declare -A PORT=([hpn]=2211 [stock]=2212 [hpnmt]=2213 [relay]=2214 [iperf]=2215)
 
 [ "$(id -u)" -eq 0 ] || bl_die "run as root (a network namespace, sshd)"
 [[ $REPS =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] && [ "$REPS" -le 50 ] || bl_die "REPS: 1-50"
 [[ $MT =~ ^[0-9]+$ ]] && [ "$MT" -ge 1 ] && [ "$MT" -le 64 ] || bl_die "MT: 1-64"
+[[ $LIMIT_REPS =~ ^[0-9]+$ ]] && [ "$LIMIT_REPS" -ge 1 ] && [ "$LIMIT_REPS" -le 20 ] || bl_die "LIMIT_REPS: 1-20"
+case $COUNT$LIMITS in [01][01]) ;; *) bl_die "COUNT, LIMITS: 0 or 1" ;; esac
 BYTES=$(bl_bytes "$SIZE") || bl_die "SIZE: e.g. 1G, 256M"
 [ "$BYTES" -ge 1048576 ] || bl_die "SIZE: at least 1M"
 [ -z "$RTT" ] || { [[ $RTT =~ ^[0-9]+$ ]] && [[ $RATE =~ ^[0-9]+$ ]]; } || bl_die "RTT, RATE: integers (ms, Mbit/s)"
@@ -189,6 +201,12 @@ echo "bench-cpu: $total runs, results in $OUT"
 } > "$OUT/meta.md"
 echo "run,time,case,tree,cipher,mac,mode,size_bytes,rep,status,mb_s,data_s,client_main_s,client_workers_s,server_main_s,server_workers_s,load1" > "$CSV"
 
+# The counts first, in a namespace and with servers of their own.
+if [ "$COUNT" = 1 ]; then
+	HPN_TREE=$HPN_TREE STOCK_TREE=$STOCK_TREE OUT=$OUT/count "$TOP/bench/cpu-count.sh" ||
+	    bl_die "bench/cpu-count.sh failed"
+fi
+
 src=$work/src
 bl_log "making $(bl_human "$BYTES") of random data"
 head -c "$BYTES" /dev/urandom > "$src"
@@ -254,6 +272,70 @@ run_relay() {
 	fg_pid=
 	return $rc
 }
+
+# The machine's own limits, in the same run: the cipher alone on one core,
+# TCP over the same loopback (or path), a plain pipe from the same source
+# into the same sink.  Medians of LIMIT_REPS runs, in limits.md.
+limits() {
+	local c name i v mbs pid
+	local -a speed tcp pipe
+	local ciphers=
+	for cs in $CASES; do
+		case ${cs#*:} in
+		gcm|none*) ciphers="$ciphers aes-128-gcm" ;;
+		chacha) ciphers="$ciphers chacha20-poly1305" ;;
+		ctr128*) ciphers="$ciphers aes-128-ctr" ;;
+		ctr256*) ciphers="$ciphers aes-256-ctr" ;;
+		esac
+	done
+	ciphers=$(tr ' ' '\n' <<<"$ciphers" | awk 'NF && !s[$0]++')
+	{
+		echo "| limit | MB/s median (min–max) | runs |"
+		echo "|---|---|---|"
+	} > "$OUT/limits.md"
+	for c in $ciphers; do
+		speed=()
+		for ((i = 0; i < LIMIT_REPS; i++)); do
+			v=$(openssl speed -evp "$c" -seconds 2 -bytes 16384 -mr 2>/dev/null |
+			    awk -F: '/^\+F:/ { printf "%.1f", $4 / 1e6 }')
+			[ -n "$v" ] && speed+=("$v")
+		done
+		[ ${#speed[@]} -gt 0 ] || { bl_log "openssl speed -evp $c gave nothing"; continue; }
+		echo "| openssl speed -evp $c (16 KiB blocks, one core) | $(bl_median "${speed[@]}") ($(printf '%s\n' "${speed[@]}" | sort -n | head -n 1)–$(printf '%s\n' "${speed[@]}" | sort -n | tail -n 1)) | ${#speed[@]} |" >> "$OUT/limits.md"
+	done
+	tcp=()
+	for ((i = 0; i < LIMIT_REPS; i++)); do
+		"${SPFX[@]}" timeout -k 5 120 iperf3 -s -1 -B "$ADDR" -p "${PORT[iperf]}" > /dev/null 2>&1 &
+		pid=$!
+		fg_pid=$pid
+		v=
+		for ((j = 0; j < 50; j++)); do
+			v=$("${CPFX[@]}" timeout -k 5 120 iperf3 -c "$ADDR" -p "${PORT[iperf]}" -n "$BYTES" -J 2>/dev/null |
+			    python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e6))' 2>/dev/null) && break
+			sleep 0.1
+		done
+		wait "$pid" 2>/dev/null || true
+		fg_pid=
+		[ -n "$v" ] && tcp+=("$v")
+	done
+	[ ${#tcp[@]} -gt 0 ] &&
+	    echo "| TCP over $WHERE, one iperf3 connection, $(bl_human "$BYTES") | $(bl_median "${tcp[@]}") ($(printf '%s\n' "${tcp[@]}" | sort -n | head -n 1)–$(printf '%s\n' "${tcp[@]}" | sort -n | tail -n 1)) | ${#tcp[@]} |" >> "$OUT/limits.md"
+	pipe=()
+	for ((i = 0; i < LIMIT_REPS; i++)); do
+		rm -f "$work/times"
+		cat "$src" | "$work/meter" recv -o /dev/null -t "$work/times" || continue
+		v=$(awk -v b="$BYTES" '$2 > $1 { printf "%.1f", b / (($2 - $1) / 1e9) / 1e6 }' "$work/times")
+		[ -n "$v" ] && pipe+=("$v")
+	done
+	[ ${#pipe[@]} -gt 0 ] &&
+	    echo "| a plain pipe: cat SRC \| meter recv (the runs' own source and sink) | $(bl_median "${pipe[@]}") ($(printf '%s\n' "${pipe[@]}" | sort -n | head -n 1)–$(printf '%s\n' "${pipe[@]}" | sort -n | tail -n 1)) | ${#pipe[@]} |" >> "$OUT/limits.md"
+	echo "(load $(cut -d' ' -f1-3 /proc/loadavg) after these)" >> "$OUT/limits.md"
+}
+if [ "$LIMITS" = 1 ]; then
+	bl_log "the machine's limits: openssl speed, iperf3, a plain pipe"
+	limits
+	cat "$OUT/limits.md"
+fi
 
 n=0
 measure() {
@@ -351,6 +433,18 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 
 "$TOP/bench/cpu-report.sh" "$CSV" > "$OUT/results.md"
+{
+	echo
+	echo "### The machine's limits"
+	echo
+	[ -r "$OUT/limits.md" ] && cat "$OUT/limits.md"
+	if [ -r "$OUT/count/counts.md" ]; then
+		echo
+		cat "$OUT/count/counts.md"
+		echo
+		python3 "$TOP/bench/cpu-count.py" targets "$OUT/count/raw.csv" "$CSV"
+	fi
+} >> "$OUT/results.md"
 echo
 cat "$OUT/results.md"
 echo

@@ -37,15 +37,16 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	tot = $col["client_main_s"] + $col["client_workers_s"] + $col["server_main_s"] + $col["server_workers_s"]
 	if (tot > 0) eff[k] = eff[k] " " $col["size_bytes"] / 1e6 / tot
 	cipher[k] = $col["cipher"]; mac[k] = $col["mac"]
+	load[k] = load[k] " " $col["load1"]
 }
 END {
-	print "| case | mode | MB/s median (min–max) | client main s/GB | client workers s/GB | server main s/GB | server workers s/GB | MB per CPU-s | rate vs ref | main threads vs stock | ok/runs |"
-	print "|---|---|---|---|---|---|---|---|---|---|---|"
+	print "| case | mode | MB/s median (min–max) | client main s/GB | client workers s/GB | server main s/GB | server workers s/GB | MB per CPU-s | rate vs ref | main threads vs stock | load (min–max) | ok/runs |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, p, SUBSEP); cs = p[1]; mode = p[2]
 		split(cs, tc, ":"); tree = tc[1]; kind = tc[2]
 		ok = runs[k] - fails[k]
-		if (ok == 0) { printf "| %s | %s | FAILED | | | | | | | | %d/%d |\n", cs, mode, ok, runs[k]; continue }
+		if (ok == 0) { printf "| %s | %s | FAILED | | | | | | | | | %d/%d |\n", cs, mode, ok, runs[k]; continue }
 		r = median(rate[k])
 		# the reference: stock with the same cipher; none: hpn gcm
 		ref = ""
@@ -61,9 +62,10 @@ END {
 			ms = median(cm[sk]) + median(sm[sk])
 			if (ms > 0) mr = sprintf("%.2f", (median(cm[k]) + median(sm[k])) / ms)
 		}
-		printf "| %s (%s%s) | %s | %.1f (%.1f–%.1f) | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %s | %d/%d |\n", \
+		printf "| %s (%s%s) | %s | %.1f (%.1f–%.1f) | %.2f | %.2f | %.2f | %.2f | %.0f | %s | %s | %.1f–%.1f | %d/%d |\n", \
 		    cs, cipher[k], mac[k] == "implicit" ? "" : ", MAC " mac[k], mode, r, lo(rate[k]), hi(rate[k]), \
-		    median(cm[k]), median(cw[k]), median(sm[k]), median(sw[k]), median(eff[k]), rr, mr, ok, runs[k]
+		    median(cm[k]), median(cw[k]), median(sm[k]), median(sw[k]), median(eff[k]), rr, mr, \
+		    lo(load[k]), hi(load[k]), ok, runs[k]
 	}
 	for (m = 1; m <= nmodes; m++) {
 		rk = "ref:relay" SUBSEP modes[m]

@@ -30,7 +30,7 @@ libkrb5-dev:/usr/include/gssapi/gssapi_krb5.h libfido2-dev:/usr/include/fido.h
 libaudit-dev:/usr/include/libaudit.h libselinux1-dev:/usr/include/selinux/selinux.h
 krb5-kdc:/usr/sbin/krb5kdc krb5-admin-server:/usr/sbin/kadmin.local krb5-user:kinit
 libxxhash-dev:/usr/include/xxhash.h"
-bench_pkgs="jq:jq rsync:rsync"
+bench_pkgs="jq:jq rsync:rsync linux-perf:perf"
 # make fuzz: clang with libFuzzer and the sanitizers' runtime, and
 # llvm-symbolizer for the reports' stacks.
 fuzz_pkgs="clang-14:clang-14

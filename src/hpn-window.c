@@ -102,6 +102,7 @@ static struct {
 	double	rcv_rtt;	/* the receiver's RTT now (with queueing) */
 	u_int	ooo;		/* out-of-order packets received so far */
 	double	ooo_at;		/* when that count last grew */
+	double	sampled;	/* when the socket was last read */
 	u_int	cap;		/* max_window, or less for this peer */
 	int	cap_known;
 	/* RTT measurement over non-socket transports */
@@ -364,18 +365,20 @@ static u_int
 rate_target(Channel *c, double rtt)
 {
 	double t = monotime_double(), dt, rate;
-	u_int64_t got = arrived(c), used;
+	u_int64_t got, used;
 
 	/* Consumed: received, less what still waits for the consumer. */
 	used = c->hpn_rx - MINIMUM(c->hpn_rx, sshbuf_len(c->output));
 	if (c->hpn_since == 0 || rtt <= 0) {
 		c->hpn_since = t;
-		c->hpn_rx_since = got;
+		c->hpn_rx_since = arrived(c);
 		c->hpn_used_since = used;
 		return 0;
 	}
-	if ((dt = t - c->hpn_since) < rtt)
+	/* over a round trip, and not less than HPN_RATE_SPAN */
+	if ((dt = t - c->hpn_since) < MAXIMUM(rtt, HPN_RATE_SPAN))
 		return 0;
+	got = arrived(c);
 	/*
 	 * Out-of-order packets arrived meanwhile (a loss, or reordering):
 	 * once the hole is filled the kernel hands over at once what it
@@ -409,17 +412,28 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 {
 	int v;
 	socklen_t len = sizeof(v);
-	double rtt;
+	double rtt, t;
 	u_int target;
 
 	if (hpn.fd != -1) {
-		if (hpn.rcvbuf_poll || !hpn.rcvbuf_read) {
-			if (getsockopt(hpn.fd, SOL_SOCKET, SO_RCVBUF,
-			    &v, &len) == 0 && v > 0)
-				hpn.rcvbuf = (u_int)v;
-			hpn.rcvbuf_read = 1;
+		/*
+		 * The socket's buffer and TCP_INFO at most every
+		 * HPN_SOCK_SAMPLE: both change over round trips, and this
+		 * runs on every trip round the loop while a window fills
+		 * (three system calls a trip on a fast short path).
+		 */
+		if ((t = monotime_double()) - hpn.sampled >= HPN_SOCK_SAMPLE ||
+		    hpn.sampled == 0) {
+			hpn.sampled = t;
+			if (hpn.rcvbuf_poll || !hpn.rcvbuf_read) {
+				if (getsockopt(hpn.fd, SOL_SOCKET, SO_RCVBUF,
+				    &v, &len) == 0 && v > 0)
+					hpn.rcvbuf = (u_int)v;
+				hpn.rcvbuf_read = 1;
+			}
+			(void)tcp_rtt();
 		}
-		rtt = tcp_rtt();
+		rtt = hpn.rtt_min;
 		/*
 		 * The SSH-level round trip too: behind a relay (a jump host,
 		 * ProxyCommand on the far side, a TCP proxy) our socket is

@@ -6,6 +6,8 @@
 #ifndef HPN_H
 #define HPN_H
 
+#include <signal.h>	/* sigset_t */
+
 /* This patch set's version; shown in the banner as OpenSSH_x.yPz_hpnVERSION. */
 #define HPN_VERSION		"0.1.0"
 /* RFC 4253 software version: printable ASCII, no space, no minus sign. */
@@ -40,6 +42,8 @@
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
+#define HPN_SOCK_SAMPLE		0.005	/* s: SO_RCVBUF, TCP_INFO read at most this often */
+#define HPN_RATE_SPAN		0.002	/* s: a rate is measured over at least this */
 
 struct ssh;
 struct sshbuf;
@@ -224,6 +228,44 @@ size_t	hpn_channel_read_len(const struct Channel *);
 void	hpn_channel_read_done(struct Channel *, size_t, size_t);
 void	hpn_channel_write_backlog(struct Channel *, size_t);
 u_int	hpn_channel_burst(const struct Channel *);
+
+/* hpn-packet.c: less work per packet in packet.c */
+#define HPN_PAD_POOL		4096	/* random bytes fetched at once */
+extern int hpn_pad_test_fixed;
+extern u_int64_t hpn_data_direct;
+void	hpn_packet_padding(u_char *, size_t);
+void	hpn_packet_out_start(struct sshbuf *, u_char);
+void	hpn_packet_out_sent(struct sshbuf *, u_char);
+void	hpn_packet_in_type(const struct sshbuf *, u_char);
+void	hpn_packet_in_reset(struct sshbuf *);
+#define HPN_DATA_HDR		14	/* length, padlen, type, id, data length */
+#define HPN_DATA_PAD_MAX	64	/* padding of a data packet, at most */
+u_int	hpn_packet_data_parts(u_char *, u_char *, u_int, u_int32_t, size_t,
+	    u_int *);
+/* added to upstream files by hpn-sendfast.patch */
+struct hpn_part {
+	const u_char	*p;
+	size_t		 len;
+};
+struct sshcipher_ctx;
+struct chachapoly_ctx;
+int	ssh_packet_send_data(struct ssh *, u_int32_t, const u_char *, size_t);
+int	cipher_parts_ok(const struct sshcipher_ctx *);
+int	cipher_crypt_parts(struct sshcipher_ctx *, u_int, u_char *,
+	    const struct hpn_part *, u_int, u_int, u_int);
+int	chachapoly_crypt_parts(struct chachapoly_ctx *, u_int, u_char *,
+	    const struct hpn_part *, u_int, u_int);
+
+/* hpn-poly1305.c: OpenSSL's Poly1305 for chacha20-poly1305 */
+extern int hpn_poly1305_evp_off;
+void	hpn_poly1305(u_char *, const u_char *, size_t, const u_char *);
+
+/* hpn-loop.c: the main loops block their signals once */
+int	hpn_loop_sigblock(const sigset_t *, sigset_t *, int);
+int	hpn_loop_sigblocked(void);
+void	hpn_loop_sigrestore(void);
+void	hpn_loop_sigpause(void);
+void	hpn_loop_sigresume(void);
 
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;

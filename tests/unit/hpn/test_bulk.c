@@ -1,0 +1,648 @@
+/*
+ * Unit tests of the HPN patch set's per-byte work in bulk transfers
+ * (issue 32): one function of tests for each change, called by tests().
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_helper.h"
+
+#define SSHBUF_INTERNAL
+#include "sshbuf.h"
+#include "misc.h"
+#include "ssh2.h"
+#include "ssherr.h"
+#include "poly1305.h"
+#include "cipher.h"
+#include "sshkey.h"
+#include "kex.h"
+#include "myproposal.h"
+#include "ssh_api.h"
+#include "packet.h"
+#include "channels.h"
+#include "hpn.h"
+
+void tests(void);
+void benchmarks(void);
+
+void
+benchmarks(void)
+{
+	printf("no benchmarks\n");
+}
+
+static void
+poly1305_tests(void)
+{
+	static const size_t lens[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255,
+	    256, 1000, 4096, 32768 + 4 + 16, 32768 + 48, 262144 + 20 };
+	u_char key[POLY1305_KEYLEN], a[POLY1305_TAGLEN], b[POLY1305_TAGLEN];
+	u_char *m;
+	size_t i, n, max = 262144 + 20;
+	int rep;
+
+	TEST_START("poly1305: OpenSSL's tag is OpenSSH's, any length");
+	m = malloc(max);
+	ASSERT_PTR_NE(m, NULL);
+	for (rep = 0; rep < 4; rep++) {
+		arc4random_buf(m, max);
+		arc4random_buf(key, sizeof(key));
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			n = lens[i];
+			hpn_poly1305_evp_off = 0;
+			hpn_poly1305(a, m, n, key);
+			poly1305_auth(b, m, n, key);
+			ASSERT_MEM_EQ(a, b, sizeof(a));
+			/* and the fallback is OpenSSH's own */
+			hpn_poly1305_evp_off = 1;
+			hpn_poly1305(a, m, n, key);
+			ASSERT_MEM_EQ(a, b, sizeof(a));
+		}
+	}
+	hpn_poly1305_evp_off = 0;
+	TEST_DONE();
+
+	TEST_START("poly1305: a changed byte or key changes the tag");
+	arc4random_buf(m, 1000);
+	arc4random_buf(key, sizeof(key));
+	hpn_poly1305(a, m, 1000, key);
+	m[999] ^= 1;
+	hpn_poly1305(b, m, 1000, key);
+	ASSERT_MEM_NE(a, b, sizeof(a));
+	m[999] ^= 1;
+	key[31] ^= 0x80;
+	hpn_poly1305(b, m, 1000, key);
+	ASSERT_MEM_NE(a, b, sizeof(a));
+	TEST_DONE();
+	free(m);
+}
+
+static int
+all_zero(const u_char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+static void
+padding_tests(void)
+{
+	u_char a[300], b[300], c[64];
+	int i, p[2], status;
+	pid_t pid;
+
+	TEST_START("padding: random bytes, never the same twice");
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	hpn_packet_padding(a, 255);
+	hpn_packet_padding(b, 255);
+	ASSERT_INT_EQ(all_zero(a, 255), 0);
+	ASSERT_MEM_NE(a, b, 255);
+	/* across many refills of the pool, a request larger than it */
+	for (i = 0; i < 3 * HPN_PAD_POOL / 255; i++) {
+		hpn_packet_padding(b, 4 + i % 252);
+		ASSERT_MEM_NE(a, b, 4);
+		ASSERT_INT_EQ(all_zero(b, 4), 0);
+	}
+	hpn_packet_padding(a, 0);
+	TEST_DONE();
+
+	TEST_START("padding: a child after fork() draws its own bytes");
+	ASSERT_INT_EQ(pipe(p), 0);
+	hpn_packet_padding(a, 8);	/* the pool is filled in the parent */
+	if ((pid = fork()) == 0) {
+		hpn_packet_padding(c, sizeof(c));
+		_exit(write(p[1], c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
+	}
+	ASSERT_INT_GT(pid, 0);
+	close(p[1]);
+	ASSERT_INT_EQ(read(p[0], c, sizeof(c)), (int)sizeof(c));
+	close(p[0]);
+	ASSERT_INT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_INT_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
+	hpn_packet_padding(b, sizeof(c));
+	ASSERT_MEM_NE(b, c, sizeof(c));
+	TEST_DONE();
+}
+
+/* b's storage after d (at most its allocation): wiped? */
+static int
+wiped(struct sshbuf *b, size_t n)
+{
+	const u_char *d = sshbuf_ptr(b);
+
+	return all_zero(d, MINIMUM(n, sshbuf_alloc(b)));
+}
+
+static void
+pktbuf_tests(void)
+{
+	struct sshbuf *b;
+	u_char *p;
+
+	TEST_START("packet buffers: channel data keeps its buffer");
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 32768, &p), 0);
+	memset(p, 'd', 32768);
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_EXTENDED_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	TEST_DONE();
+
+	TEST_START("packet buffers: any other packet is wiped before and after");
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_EXTENDED_DATA);
+	hpn_packet_out_start(b, SSH2_MSG_USERAUTH_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_out_sent(b, SSH2_MSG_USERAUTH_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	/* a data packet after it: the buffer holds nothing else */
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 65536, &p), 0);
+	memset(p, 'd', 65536);
+	hpn_packet_out_sent(b, SSH2_MSG_CHANNEL_DATA);
+	/* a request started in it wipes the data too */
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_REQUEST);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	TEST_DONE();
+
+	TEST_START("packet buffers: an unsent packet is dropped, wiped");
+	ASSERT_INT_EQ(sshbuf_put(b, "secret", 6), 0);
+	hpn_packet_out_start(b, SSH2_MSG_CHANNEL_DATA);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	sshbuf_free(b);
+	TEST_DONE();
+
+	TEST_START("packet buffers: incoming, kept after data only");
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	hpn_packet_in_reset(b);
+	ASSERT_INT_EQ(sshbuf_reserve(b, 32768, &p), 0);
+	memset(p, 'd', 32768);
+	hpn_packet_in_type(b, SSH2_MSG_CHANNEL_DATA);
+	hpn_packet_in_reset(b);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), 0);
+	ASSERT_SIZE_T_GE(sshbuf_alloc(b), 32768);
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_in_type(b, SSH2_MSG_USERAUTH_REQUEST);
+	hpn_packet_in_reset(b);
+	ASSERT_SIZE_T_EQ(sshbuf_alloc(b), 256);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	/* another buffer's type says nothing about this one */
+	ASSERT_INT_EQ(sshbuf_put(b, "password", 8), 0);
+	hpn_packet_in_type((struct sshbuf *)&p, SSH2_MSG_CHANNEL_DATA);
+	hpn_packet_in_reset(b);
+	ASSERT_INT_EQ(wiped(b, 256), 1);
+	sshbuf_free(b);
+	TEST_DONE();
+}
+
+/* The pieces of one plaintext, encrypted, against it whole. */
+static void
+parts_case(const char *name, u_int keylen, u_int ivlen)
+{
+	const struct sshcipher *c = cipher_by_name(name);
+	struct sshcipher_ctx *a = NULL, *b = NULL;
+	struct hpn_part part[4];
+	u_char key[64], iv[32], *src, *da, *db;
+	u_int authlen, bs, total, cut1, cut2, cut3, rep, seqnr;
+
+	ASSERT_PTR_NE(c, NULL);
+	authlen = cipher_authlen(c);
+	bs = cipher_blocksize(c);
+	arc4random_buf(key, sizeof(key));
+	arc4random_buf(iv, sizeof(iv));
+	ASSERT_INT_EQ(cipher_init(&a, c, key, keylen, iv, ivlen, 1), 0);
+	ASSERT_INT_EQ(cipher_init(&b, c, key, keylen, iv, ivlen, 1), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(a), 1);
+	src = malloc(70000);
+	da = malloc(70000 + 64);
+	db = malloc(70000 + 64);
+	ASSERT_PTR_NE(src, NULL);
+	for (rep = 0, seqnr = 7; rep < 200; rep++, seqnr++) {
+		/* 4 bytes of length, then whole blocks */
+		total = 4 + bs * (1 + arc4random_uniform(65536 / bs));
+		arc4random_buf(src, total);
+		cut1 = 4 + arc4random_uniform(total - 3);
+		cut2 = cut1 + arc4random_uniform(total - cut1 + 1);
+		cut3 = cut2 + arc4random_uniform(total - cut2 + 1);
+		part[0].p = src;
+		part[0].len = cut1;
+		part[1].p = src + cut1;
+		part[1].len = cut2 - cut1;
+		part[2].p = src + cut2;
+		part[2].len = cut3 - cut2;
+		part[3].p = src + cut3;
+		part[3].len = total - cut3;
+		ASSERT_INT_EQ(cipher_crypt_parts(a, seqnr, da, part, 4, 4,
+		    authlen), 0);
+		ASSERT_INT_EQ(cipher_crypt(b, seqnr, db, src, total - 4, 4,
+		    authlen), 0);
+		ASSERT_MEM_EQ(da, db, total + authlen);
+	}
+	/* not for decryption, nor with a wrong tag length */
+	cipher_free(b);
+	b = NULL;
+	ASSERT_INT_EQ(cipher_init(&b, c, key, keylen, iv, ivlen, 0), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(b), 0);
+	ASSERT_INT_NE(cipher_crypt_parts(b, 1, da, part, 4, 4, authlen), 0);
+	ASSERT_INT_NE(cipher_crypt_parts(a, 1, da, part, 4, 4, authlen + 1), 0);
+	cipher_free(a);
+	cipher_free(b);
+	free(src);
+	free(da);
+	free(db);
+}
+
+static void
+parts_tests(void)
+{
+	const struct sshcipher *c;
+	struct sshcipher_ctx *cc = NULL;
+	u_char key[64], iv[32];
+
+	TEST_START("cipher parts: aes128-gcm, pieces as one");
+	parts_case("aes128-gcm@openssh.com", 16, 12);
+	TEST_DONE();
+	TEST_START("cipher parts: aes256-gcm, pieces as one");
+	parts_case("aes256-gcm@openssh.com", 32, 12);
+	TEST_DONE();
+	TEST_START("cipher parts: chacha20-poly1305, pieces as one");
+	parts_case("chacha20-poly1305@openssh.com", 64, 0);
+	TEST_DONE();
+
+	TEST_START("cipher parts: not for ciphers with a separate MAC");
+	memset(key, 1, sizeof(key));
+	memset(iv, 2, sizeof(iv));
+	ASSERT_PTR_NE(c = cipher_by_name("aes128-ctr"), NULL);
+	ASSERT_INT_EQ(cipher_init(&cc, c, key, 16, iv, 16, 1), 0);
+	ASSERT_INT_EQ(cipher_parts_ok(cc), 0);
+	cipher_free(cc);
+	TEST_DONE();
+}
+
+/* Move what from has to send to to's input; 0 or an ssherr. */
+static int
+transfer(struct ssh *from, struct ssh *to)
+{
+	const u_char *p;
+	size_t len;
+	int r;
+
+	p = ssh_output_ptr(from, &len);
+	if (len == 0)
+		return 0;
+	if ((r = ssh_input_append(to, p, len)) != 0)
+		return r;
+	return ssh_output_consume(from, len);
+}
+
+/* The next packet other than IGNORE (ssh_packet_next() passes them on). */
+static u_char
+next_type(struct ssh *ssh)
+{
+	u_char type = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_INT_EQ(ssh_packet_next(ssh, &type), 0);
+		if (type != SSH2_MSG_IGNORE)
+			break;
+	}
+	return type;
+}
+
+static void
+run_kex(struct ssh *client, struct ssh *server)
+{
+	u_char type;
+	int i;
+
+	for (i = 0; i < 100 && (!server->kex->done || !client->kex->done);
+	    i++) {
+		ASSERT_INT_EQ(ssh_packet_next(server, &type), 0);
+		ASSERT_INT_EQ(transfer(server, client), 0);
+		ASSERT_INT_EQ(ssh_packet_next(client, &type), 0);
+		ASSERT_INT_EQ(transfer(client, server), 0);
+	}
+	ASSERT_INT_EQ(server->kex->done, 1);
+	ASSERT_INT_EQ(client->kex->done, 1);
+}
+
+/*
+ * A channel data packet from ssh_packet_send_data() is, byte for byte, the
+ * one sshpkt_*() make of the same data (padding made the same), and the
+ * far end reads it back.
+ */
+static void
+direct_case(const char *cipher, const char *mac, int direct)
+{
+	static const size_t lens[] = { 0, 1, 3, 4, 5, 15, 16, 17, 31, 32, 33,
+	    1000, 16384, 32768, 65536, 100000, 262144 - 1024 };
+	struct ssh *client = NULL, *client2 = NULL, *server = NULL;
+	struct sshkey *key = NULL, *pub = NULL;
+	struct kex_params params;
+	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
+	struct sshbuf *state, *copy;
+	const u_char *pa, *pb, *got;
+	u_char *data;
+	size_t la, lb, glen, i;
+	u_int32_t id;
+	u_int64_t before;
+
+	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, &key), 0);
+	ASSERT_INT_EQ(sshkey_from_private(key, &pub), 0);
+	memcpy(params.proposal, prop, sizeof(prop));
+	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
+	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
+	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
+	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
+	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
+	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
+	ASSERT_INT_EQ(ssh_init(&client, 0, &params), 0);
+	ASSERT_INT_EQ(ssh_init(&server, 1, &params), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(server, key), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(client, pub), 0);
+	run_kex(client, server);
+	/*
+	 * Two clients in the first one's state: one sends the direct way,
+	 * the other the old way.  (Getting the state steps the first one's
+	 * AES-GCM IV: it is not used after.)
+	 */
+	ASSERT_PTR_NE(state = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(ssh_packet_get_state(client, state), 0);
+	ASSERT_PTR_NE(copy = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(sshbuf_putb(copy, state), 0);
+	ssh_free(client);
+	client = NULL;
+	ASSERT_INT_EQ(ssh_init(&client, 0, NULL), 0);
+	ASSERT_INT_EQ(ssh_packet_set_state(client, state), 0);
+	ASSERT_INT_EQ(ssh_init(&client2, 0, NULL), 0);
+	ASSERT_INT_EQ(ssh_packet_set_state(client2, copy), 0);
+	sshbuf_free(state);
+	sshbuf_free(copy);
+	ssh_packet_set_authenticated(client);
+	ssh_packet_set_authenticated(client2);
+	ssh_packet_set_authenticated(server);
+
+	ASSERT_PTR_NE(data = malloc(262144), NULL);
+	arc4random_buf(data, 262144);
+	hpn_pad_test_fixed = 1;
+	/* the two clients are alike: an IGNORE of each, the same bytes */
+	ASSERT_INT_EQ(sshpkt_start(client, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client, "same"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client), 0);
+	ASSERT_INT_EQ(sshpkt_start(client2, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client2, "same"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client2), 0);
+	pa = ssh_output_ptr(client, &la);
+	pb = ssh_output_ptr(client2, &lb);
+	ASSERT_SIZE_T_EQ(la, lb);
+	ASSERT_MEM_EQ(pa, pb, la);
+	ASSERT_INT_EQ(ssh_output_consume(client2, lb), 0);
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		id = 0x01020304 + i;
+		before = hpn_data_direct;
+		ASSERT_INT_EQ(ssh_packet_send_data(client, id, data, lens[i]), 0);
+		ASSERT_U64_EQ(hpn_data_direct - before, direct ? 1 : 0);
+		ASSERT_INT_EQ(sshpkt_start(client2, SSH2_MSG_CHANNEL_DATA), 0);
+		ASSERT_INT_EQ(sshpkt_put_u32(client2, id), 0);
+		ASSERT_INT_EQ(sshpkt_put_string(client2, data, lens[i]), 0);
+		ASSERT_INT_EQ(sshpkt_send(client2), 0);
+		pa = ssh_output_ptr(client, &la);
+		pb = ssh_output_ptr(client2, &lb);
+		ASSERT_SIZE_T_EQ(la, lb);
+		ASSERT_MEM_EQ(pa, pb, la);
+		ASSERT_INT_EQ(ssh_output_consume(client2, lb), 0);
+		ASSERT_INT_EQ(transfer(client, server), 0);
+		ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_DATA);
+		ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+		ASSERT_U_INT_EQ(id, 0x01020304 + i);
+		ASSERT_INT_EQ(sshpkt_get_string_direct(server, &got, &glen), 0);
+		ASSERT_SIZE_T_EQ(glen, lens[i]);
+		if (glen > 0)
+			ASSERT_MEM_EQ(got, data, glen);
+		ASSERT_INT_EQ(sshpkt_get_end(server), 0);
+	}
+	/* a packet of another kind between them: the stream stays whole */
+	ASSERT_INT_EQ(sshpkt_start(client, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(client, "x"), 0);
+	ASSERT_INT_EQ(sshpkt_send(client), 0);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, 9, data, 77), 0);
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_DATA);
+	ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+	ASSERT_U_INT_EQ(id, 9);
+	hpn_pad_test_fixed = 0;
+	free(data);
+	ssh_free(client);
+	ssh_free(client2);
+	ssh_free(server);
+	sshkey_free(key);
+	sshkey_free(pub);
+}
+
+static void
+direct_tests(void)
+{
+	TEST_START("data packets: aes128-gcm, direct = sshpkt");
+	direct_case("aes128-gcm@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: chacha20-poly1305, direct = sshpkt");
+	direct_case("chacha20-poly1305@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: aes128-ctr + MAC go the old way");
+	direct_case("aes128-ctr", "hmac-sha2-256", 0);
+	TEST_DONE();
+	TEST_START("data packets: aes128-ctr + EtM MAC go the old way");
+	direct_case("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 0);
+	TEST_DONE();
+}
+
+/* window: getsockopt() calls of the window's code, counted */
+int __real_getsockopt(int, int, int, void *, socklen_t *);
+int __wrap_getsockopt(int, int, int, void *, socklen_t *);
+static int win_fd = -1, win_calls;
+
+int
+__wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
+{
+	if (fd == win_fd && win_fd != -1)
+		win_calls++;
+	return __real_getsockopt(fd, level, name, v, len);
+}
+
+/*
+ * The window's socket figures (SO_RCVBUF, TCP_INFO) are read at most every
+ * HPN_SOCK_SAMPLE however often the loop asks, and again once that passed.
+ */
+static void
+window_tests(void)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	struct ssh *ssh;
+	struct timespec pause = { 0, (long)(HPN_SOCK_SAMPLE * 1.2e9) };
+	Channel *c;
+	double t0, t1;
+	int ls, cs, as, i, calls, due = 0;
+	u_int samples;
+
+	TEST_START("window: the socket is read at most every HPN_SOCK_SAMPLE");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_INT_NE(ls = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ASSERT_INT_EQ(bind(ls, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ASSERT_INT_EQ(listen(ls, 1), 0);
+	ASSERT_INT_EQ(getsockname(ls, (struct sockaddr *)&sin, &slen), 0);
+	ASSERT_INT_NE(cs = socket(AF_INET, SOCK_STREAM, 0), -1);
+	ASSERT_INT_EQ(connect(cs, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ASSERT_INT_NE(as = accept(ls, NULL, NULL), -1);
+	ASSERT_PTR_NE(ssh = ssh_packet_set_connection(NULL, as, as), NULL);
+	hpn_window_setup(ssh, 0, 1, 0, HPN_WINDOW_MAX_DEFAULT);
+	ASSERT_PTR_NE(c = calloc(1, sizeof(*c)), NULL);
+	ASSERT_PTR_NE(c->output = sshbuf_new(), NULL);
+	c->local_maxpacket = 32768;
+	c->local_window_max = c->hpn_window_start = HPN_WINDOW_GROW_MIN;
+	c->local_window = HPN_WINDOW_GROW_MIN / 4;
+	c->local_consumed = HPN_WINDOW_GROW_MIN - c->local_window;
+	c->hpn_rx = 1000000;
+	win_fd = as;
+	win_calls = 0;
+	t0 = monotime_double();
+	for (i = 0; i < 2000; i++)
+		due += hpn_window_adjust_due(ssh, c);
+	t1 = monotime_double();
+	calls = win_calls;
+	/* two calls a sample (SO_RCVBUF polled, TCP_INFO), one sample a span */
+	samples = 1 + (u_int)((t1 - t0) / HPN_SOCK_SAMPLE);
+	/* below its cap: every call asked for a target, none was skipped */
+	ASSERT_U_INT_LT(c->local_window_max, HPN_WINDOW_MAX_DEFAULT);
+	ASSERT_INT_GE(calls, 1);
+	ASSERT_U_INT_LE((u_int)calls, 2 * samples);
+	ASSERT_INT_GT(due, 0);
+	/* once the span passed: read again */
+	nanosleep(&pause, NULL);
+	(void)hpn_window_adjust_due(ssh, c);
+	ASSERT_INT_GT(win_calls, calls);
+	win_fd = -1;
+	sshbuf_free(c->output);
+	free(c);
+	ssh_packet_close(ssh);
+	close(cs);
+	close(ls);
+	TEST_DONE();
+}
+
+/* Whether sig is blocked now. */
+static int
+blocked(int sig)
+{
+	sigset_t cur;
+
+	ASSERT_INT_EQ(sigprocmask(SIG_BLOCK, NULL, &cur), 0);
+	return sigismember(&cur, sig);
+}
+
+/*
+ * The loop's signals: blocked from hpn_loop_sigblock() to
+ * hpn_loop_sigrestore(), ppoll()'s mask the one from before; unblocked
+ * around a prompt (pause/resume) and in a child of fork().
+ */
+static void
+loop_tests(void)
+{
+	sigset_t set, oset, cur;
+	int p[2], status;
+	char c;
+	pid_t pid;
+
+	TEST_START("loop signals: blocked once for the whole loop");
+	ASSERT_INT_EQ(blocked(SIGCHLD), 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	ASSERT_INT_EQ(hpn_loop_sigblock(&set, &oset, 1), 0);
+	ASSERT_INT_EQ(hpn_loop_sigblocked(), 1);
+	ASSERT_INT_EQ(blocked(SIGCHLD), 1);
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	/* the mask to wait with is the one from before */
+	ASSERT_INT_EQ(sigismember(&oset, SIGCHLD), 0);
+	ASSERT_INT_EQ(sigismember(&oset, SIGTERM), 0);
+	TEST_DONE();
+
+	TEST_START("loop signals: a prompt and a child of fork() get them");
+	hpn_loop_sigpause();
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	hpn_loop_sigpause();		/* nested: no change */
+	hpn_loop_sigresume();
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	hpn_loop_sigresume();		/* unmatched: no change */
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);
+	ASSERT_INT_EQ(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		c = (!blocked(SIGCHLD) && !blocked(SIGTERM) &&
+		    !hpn_loop_sigblocked()) ? 'y' : 'n';
+		_exit(write(p[1], &c, 1) == 1 ? 0 : 1);
+	}
+	ASSERT_INT_GT(pid, 0);
+	close(p[1]);
+	ASSERT_INT_EQ(read(p[0], &c, 1), 1);
+	close(p[0]);
+	ASSERT_INT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_INT_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
+	ASSERT_U8_EQ((u_char)c, 'y');
+	ASSERT_INT_EQ(blocked(SIGTERM), 1);	/* the parent's stays */
+	TEST_DONE();
+
+	TEST_START("loop signals: the mask from before after the loop");
+	hpn_loop_sigrestore();
+	ASSERT_INT_EQ(hpn_loop_sigblocked(), 0);
+	ASSERT_INT_EQ(sigprocmask(SIG_BLOCK, NULL, &cur), 0);
+	ASSERT_INT_EQ(sigismember(&cur, SIGCHLD), 0);
+	ASSERT_INT_EQ(sigismember(&cur, SIGTERM), 0);
+	hpn_loop_sigpause();		/* outside the loop: nothing */
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	hpn_loop_sigresume();
+	ASSERT_INT_EQ(blocked(SIGTERM), 0);
+	TEST_DONE();
+}
+
+void
+tests(void)
+{
+	padding_tests();
+	pktbuf_tests();
+	poly1305_tests();
+	parts_tests();
+	direct_tests();
+	window_tests();
+	loop_tests();
+}
