@@ -114,7 +114,7 @@ hpn_peer_is_hpnssh(struct ssh *ssh)
 
 /*
  * Does the peer install hpn-prefixed programs (hpnscp...)?  Ours does (our
- * EXT_INFO extension says it is ours), and so does HPN-SSH since its
+ * EXT_INFO extension or its early set-up marker says it is ours), and so does HPN-SSH since its
  * release 16 ("-hpn16v1", "_hpn18.8.0": an "hpn" followed by a major
  * version of at least HPNSSH_NAMES_SINCE anywhere in the banner, as
  * HPN-SSH itself looks for "hpn16", "hpn17" and "hpn18").
@@ -125,7 +125,13 @@ hpn_peer_has_hpn_names(struct ssh *ssh)
 	const char *p, *q, *end;
 	long major;
 
-	if (hpn_peer_is_ours(ssh))
+	/*
+	 * Ours: our EXT_INFO extension, or, before it comes, both early
+	 * set-up markers in the first KEXINITs (hpn-early.c; only hpnsshd
+	 * sends its own): EarlySend composes the session's command before
+	 * authentication is answered
+	 */
+	if (hpn_peer_is_ours(ssh) || hpn_early_agreed(ssh))
 		return 1;
 	if ((p = peer_banner(ssh, &end)) == NULL)
 		return 0;

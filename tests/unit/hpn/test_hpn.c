@@ -1899,6 +1899,23 @@ tests(void)
 	ASSERT_INT_EQ(peer_has_names("SSH-2.0-OpenSSH_9.9\rhpn18", 0), 0);
 	TEST_DONE();
 
+	TEST_START("peer: ours by both early markers, before our EXT_INFO");
+	{
+		struct ssh ssh;
+		struct kex *kex;
+		const char *b = "SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG;
+
+		memset(&ssh, 0, sizeof(ssh));
+		ASSERT_PTR_NE(kex = kex_new(), NULL);
+		ASSERT_INT_EQ(sshbuf_put(kex->server_version, b, strlen(b)), 0);
+		ssh.kex = kex;
+		ASSERT_INT_EQ(hpn_peer_has_hpn_names(&ssh), 0);
+		kex->flags |= HPN_KEX_EARLY;
+		ASSERT_INT_EQ(hpn_peer_has_hpn_names(&ssh), 1);
+		kex_free(kex);
+	}
+	TEST_DONE();
+
 	TEST_START("none: what our server tells which client");
 	ASSERT_STRING_EQ(none_ext_value("SSH-2.0-OpenSSH_10.3p1" HPN_VERSION_TAG,
 	    1, 1), "cipher,mac");
