@@ -70,6 +70,10 @@ static struct {
 	int	peer_lists_mac;
 	/* client: none offered to an HPN-SSH server, its choice awaited */
 	int	offered;
+	/* client: the switch waits for a key exchange under way to end */
+	int	pending;
+	enum hpn_none_prop pending_how;
+	int	pending_mac;
 	/* both: none may be negotiated now (after authentication) */
 	int	allowed;
 	/* server: the user is authenticated */
@@ -259,6 +263,8 @@ set_proposal(struct ssh *ssh, enum hpn_none_prop how, int mac)
 	kex_prop_free(prop);
 }
 
+static void start_switch(struct ssh *, enum hpn_none_prop, int);
+
 /*
  * Client, once authenticated: switch if everything allows it.  refusal:
  * why this connection must stay encrypted (hpn_none_refusal()), or NULL.
@@ -269,7 +275,6 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 {
 	enum hpn_none_prop how;
 	const char *why;
-	int r;
 
 	if (!want)
 		return;
@@ -287,6 +292,29 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 		logit("NoneSwitch: %s: staying encrypted", why);
 		return;
 	}
+	if (ssh->kex->done == 0) {
+		/*
+		 * A key exchange is under way (RekeyLimit reached by data sent
+		 * while authenticating, EarlySend): our KEXINIT is out, so the
+		 * switch starts the next one, once this one is over
+		 * (hpn_none_client_pending(), from the client's loop).
+		 */
+		none.pending = 1;
+		none.pending_how = how;
+		none.pending_mac = mac;
+		debug("NoneSwitch: a key exchange is under way: switching "
+		    "after it");
+		return;
+	}
+	start_switch(ssh, how, mac);
+}
+
+/* Client: the switch's key exchange, with our proposal made for it. */
+static void
+start_switch(struct ssh *ssh, enum hpn_none_prop how, int mac)
+{
+	int r;
+
 	if (how == HPN_NONE_FIRST) {
 		/* It decides in the key exchange; see the top of this file. */
 		none.offered = 1;
@@ -301,6 +329,20 @@ hpn_none_client_switch(struct ssh *ssh, int enabled, int want, int mac,
 	none.allowed = 1;
 	if ((r = kex_start_rekex(ssh)) != 0)
 		fatal_fr(r, "kex_start_rekex");
+}
+
+/*
+ * Client's loop, while no key exchange is under way: start a switch that
+ * waited for one to end.  1 if it started one.
+ */
+int
+hpn_none_client_pending(struct ssh *ssh)
+{
+	if (!none.pending || ssh->kex == NULL || ssh->kex->done == 0)
+		return 0;
+	none.pending = 0;
+	start_switch(ssh, none.pending_how, none.pending_mac);
+	return 1;
 }
 
 /*

@@ -185,6 +185,7 @@ int	hpn_none_ext_parse(struct ssh *, const char *, const u_char *, size_t);
 void	hpn_none_peer_proposal(struct ssh *, char **);
 enum hpn_none_prop hpn_none_plan(struct ssh *, int *, const char **);
 void	hpn_none_client_switch(struct ssh *, int, int, int, const char *);
+int	hpn_none_client_pending(struct ssh *);
 void	hpn_none_server_allow(struct ssh *, const char *);
 void	hpn_none_server_pty(struct ssh *);
 void	hpn_none_kex_failed(const char *);
