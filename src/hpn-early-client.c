@@ -39,8 +39,8 @@
  *    so do we: the channel opens as upstream's once authenticated, its
  *    first data from what was read then.  Only the channel of a plain
  *    connection goes early: not with -N, -f, -R, -w, ControlMaster,
- *    ControlPersist, or local forwards that ExitOnForwardFailure must see
- *    set up first.
+ *    ControlPersist, Compression, or local forwards that
+ *    ExitOnForwardFailure must see set up first.
  *
  * A guessed first key exchange packet (hpn-early.c) goes with the banner
  * towards a host:port recorded in EarlyHostsFile, where hpnsshd took early
@@ -244,6 +244,12 @@ hpn_early_session_allowed(void)
 	else if (options.exit_on_forward_failure &&
 	    options.num_local_forwards > 0)
 		why = "local forwards, checked before the session";
+	else if (options.compression)
+		/*
+		 * zlib@openssh.com starts once authentication succeeds: the
+		 * server would inflate what was sent before it, uncompressed
+		 */
+		why = "compression, which starts after authentication";
 	if (why != NULL)
 		debug("Early set-up: the session waits for authentication: %s",
 		    why);
