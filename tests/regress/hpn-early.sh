@@ -109,7 +109,14 @@ relay() {
 
 # ---------------------------------------------------------------- options
 g=`${REAL_SSH} -G -F $OBJ/ssh_config somehost`
-echo "$g" | grep -qx "earlysend yes" || fail "EarlySend does not default to yes"
+echo "$g" | grep -qx "earlysend no" || fail "EarlySend does not default to no"
+# off by default for now (OpenSSH's limit-keytype fails with it: see
+# README.hpn section 15); on for the rest of this test
+for _f in $OBJ/ssh_config $OBJ/ssh_proxy; do
+	[ -f $_f ] && echo "EarlySend yes" >> $_f
+done
+g=`${REAL_SSH} -G -F $OBJ/ssh_config somehost`
+echo "$g" | grep -qx "earlysend yes" || fail "EarlySend yes not taken"
 echo "$g" | grep -qx "earlyhostsfile $HOSTS" ||
 	fail "EarlyHostsFile is not beside known_hosts: `echo \"$g\" | grep earlyhosts`"
 ${REAL_SSH} -G -F $OBJ/ssh_config -oUserKnownHostsFile=/dev/null somehost |
