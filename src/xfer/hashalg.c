@@ -50,18 +50,6 @@ static struct {
 	char *list;		/* what we offer, once known */
 } ha;
 
-static void
-argv_free_all(char **argv)
-{
-	size_t i;
-
-	if (argv == NULL)
-		return;
-	for (i = 0; argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 /*
  * The command of a connection (argv[0] the program, then its arguments
  * up to NULL; the host and the subsystem included): the list is asked of
@@ -72,7 +60,7 @@ hpn_sftp_hash_ssh(char * const *argv)
 {
 	size_t i, n;
 
-	argv_free_all(ha.argv);
+	stringlist_free(ha.argv);
 	ha.argv = NULL;
 	free(ha.list);
 	ha.list = NULL;

@@ -108,18 +108,6 @@ hpn_sftp_lanes_parse(const char *s)
 	return 0;
 }
 
-static void
-lanes_argv_free(char **argv)
-{
-	size_t i;
-
-	if (argv == NULL)
-		return;
-	for (i = 0; argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 /*
  * The command of the first connection: argv[0] the program, then its
  * arguments up to NULL; our options go right after argv[0].  Kept by
@@ -139,7 +127,7 @@ hpn_sftp_lanes_cmd(char * const *argv)
 		return;
 	for (n = 0; argv[n] != NULL; n++)
 		;
-	lanes_argv_free(lanes.argv);
+	stringlist_free(lanes.argv);
 	lanes.argv = xcalloc(n + 4, sizeof(*lanes.argv));
 	lanes.argv[k++] = xstrdup(argv[0]);
 	for (i = 0; i < sizeof(extra) / sizeof(*extra); i++)
@@ -180,7 +168,7 @@ hpn_sftp_lanes_ssh(char * const *base, const char *program,
 	v[k++] = xstrdup("sftp");
 	v[k] = NULL;
 	hpn_sftp_lanes_cmd(v);
-	lanes_argv_free(v);
+	stringlist_free(v);
 }
 
 /*
