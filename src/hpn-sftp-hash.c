@@ -42,11 +42,15 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -70,6 +74,7 @@
 #include "hpn.h"
 
 #define HASH_BLOCK	(256 * 1024)	/* one read: hashed from the cache */
+#define MAP_CHUNK	(8 * 1024 * 1024)	/* mapped and hashed at once */
 #define HASH_ALGS_MAX	256		/* the request's list, bytes */
 #define AHEAD_STEP	(4 * 1024 * 1024)	/* asked of the kernel at once */
 
@@ -241,6 +246,126 @@ hpn_hash_algs(void)
 }
 
 /*
+ * Hashing where the page cache has the bytes, from a mapping of the file,
+ * rather than reading them: read() copies each byte once more before it
+ * is hashed, and that copy was most of a warm xxh128 comparison's CPU
+ * (README.hpn section 10).  A file cut shorter under the mapping (by
+ * another process, as we hash it) makes its bytes past the new end fault
+ * with SIGBUS: a handler of ours, installed on first use, jumps back out
+ * of the hash for a fault inside the mapping the thread is hashing, and
+ * the range is then hashed again by reading (pread() sees the file's end
+ * as it now is).  Any other SIGBUS gets the disposition there was before.
+ */
+void (*hpn_hash_test_mapped)(int);	/* tests: called with fd once mapped */
+
+#ifdef HAVE_MMAP
+static __thread sigjmp_buf *volatile bus_env;	/* hashing from a mapping */
+static __thread const u_char *volatile bus_lo, *volatile bus_hi;
+static struct sigaction bus_old;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static int bus_ok;
+
+static void
+bus_handler(int sig, siginfo_t *si, void *ctx)
+{
+	const u_char *a = si->si_addr;
+
+	if (bus_env != NULL && si->si_code > 0 && a >= bus_lo && a < bus_hi)
+		siglongjmp(*bus_env, 1);
+	/* not ours: as before (a fault faults again on return) */
+	sigaction(SIGBUS, &bus_old, NULL);
+	if (si->si_code <= 0)
+		raise(sig);	/* sent: pending until we return */
+}
+
+static void
+bus_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = bus_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	bus_ok = sigaction(SIGBUS, &sa, &bus_old) == 0;
+}
+
+/* hctx_update() from a mapping: 0, an errno, or -1 (SIGBUS: c spoiled) */
+static int
+update_mapped(struct hctx *c, const u_char *map, size_t maplen, size_t skip)
+{
+	sigjmp_buf env;
+	int r;
+
+	if (sigsetjmp(env, 1) != 0) {
+		bus_env = NULL;
+		return -1;
+	}
+	bus_lo = map;
+	bus_hi = map + maplen;
+	bus_env = &env;
+	r = hctx_update(c, map + skip, maplen - skip);
+	bus_env = NULL;
+	return r;
+}
+
+/*
+ * Hashes into c the bytes of fd from off + *done up to off + len, or up
+ * to the file's end as fstat() sees it, MAP_CHUNK bytes mapped at a time,
+ * adding them to *done.  0: what it could (the caller reads the rest, if
+ * any: a file that grew, a file that cannot be mapped); -1: the file
+ * shrank under the mapping (a fault, or fstat() after hashing), and c is
+ * spoiled; or an errno (the hash).
+ */
+static int
+hash_mapped(int fd, struct hctx *c, u_int64_t off, u_int64_t len,
+    u_int64_t *done)
+{
+	struct stat sb;
+	u_char *map;
+	u_int64_t o, end, base;
+	size_t n, skip, maplen;
+	long pg;
+	int r;
+
+	if (pthread_once(&bus_once, bus_install) != 0 || !bus_ok ||
+	    (pg = sysconf(_SC_PAGESIZE)) <= 0 || fstat(fd, &sb) == -1 ||
+	    !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+	    off >= (u_int64_t)sb.st_size)
+		return 0;
+	end = off + MINIMUM(len, (u_int64_t)sb.st_size - off);
+	while ((o = off + *done) < end) {
+		base = o - o % (u_int64_t)pg;
+		skip = (size_t)(o - base);
+		n = (size_t)MINIMUM(end - o, MAP_CHUNK);
+		maplen = skip + n;
+		if ((map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd,
+		    (off_t)base)) == MAP_FAILED)
+			return 0;
+#ifdef MADV_POPULATE_READ
+		/* the page tables at once, not a fault each 64 KiB */
+		(void)madvise(map, maplen, MADV_POPULATE_READ);
+#endif
+		if (hpn_hash_test_mapped != NULL)
+			hpn_hash_test_mapped(fd);
+		r = update_mapped(c, map, maplen, skip);
+		munmap(map, maplen);
+		if (r != 0)
+			return r;
+		/*
+		 * Cut inside the last page: its bytes past the new end read
+		 * as zeros rather than fault.  Whatever cut the file before
+		 * we were done reading is seen here.
+		 */
+		if (fstat(fd, &sb) == -1 || (u_int64_t)sb.st_size < o + n)
+			return -1;
+		*done += n;
+	}
+	return 0;
+}
+#endif /* HAVE_MMAP */
+
+/*
  * The hash with alg of len bytes of fd from off, or of fewer where the
  * file ends first: *done is how many.  0, or an errno (EINVAL: alg).
  */
@@ -249,7 +374,7 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
     u_char *md, u_int *mdlen, u_int64_t *done)
 {
 	struct hctx c;
-	u_char *buf;
+	u_char *buf = NULL;
 	ssize_t n;
 	size_t want;
 	int ret;
@@ -258,8 +383,19 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	*mdlen = 0;
 	if ((ret = hctx_init(&c, alg)) != 0)
 		return ret;
-	buf = xmalloc(HASH_BLOCK);
-	while (*done < len) {
+#ifdef HAVE_MMAP
+	if ((ret = hash_mapped(fd, &c, off, len, done)) == -1) {
+		/* the file shrank as we hashed it: again, by reading it */
+		debug_f("file shorter than it was: hashed again by reading");
+		hctx_free(&c);
+		*done = 0;
+		if ((ret = hctx_init(&c, alg)) != 0)
+			return ret;
+	}
+#endif
+	while (ret == 0 && *done < len) {
+		if (buf == NULL)
+			buf = xmalloc(HASH_BLOCK);
 		want = MINIMUM(len - *done, HASH_BLOCK);
 		if ((n = pread(fd, buf, want, (off_t)(off + *done))) == -1) {
 			if (errno == EINTR)
@@ -275,20 +411,24 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	}
 	if (ret == 0)
 		ret = hctx_final(&c, md, mdlen);
-	freezero(buf, HASH_BLOCK);
+	if (buf != NULL)
+		freezero(buf, HASH_BLOCK);
 	hctx_free(&c);
 	return ret;
 }
 
 /*
- * Reading ahead.  A worker's pread() waits for the disk, and while it
- * hashes the disk has only what the kernel's own read-ahead queued (128
- * KiB by default): a thread of its own asks the kernel
- * (POSIX_FADV_WILLNEED) for the bytes of the range, in order, then for as
- * many after it, which a client reading a file through asks for next, so
- * that the disk always has reads queued and never waits on the hash.  It
- * only fills the page cache, never past the end of the file, and stops
- * with the request.
+ * Reading ahead.  A worker waits for the disk where the bytes are not
+ * cached, and while it hashes the disk has only what the kernel's own
+ * read-ahead queued (128 KiB by default): a thread of its own asks the
+ * kernel (POSIX_FADV_WILLNEED) for the bytes of the range, in order, then
+ * for as many after it, which a client reading a file through asks for
+ * next, so that the disk always has reads queued and never waits on the
+ * hash.  It only fills the page cache, never past the end of the file,
+ * and stops with the request.  A step the cache already has (its first
+ * and last bytes, as a read that does not wait finds them) is not asked
+ * for: asking walks every page of it, a sixth of a warm xxh128
+ * comparison's CPU when all of it was asked for.
  */
 struct ahead {
 	int fd;
@@ -296,17 +436,36 @@ struct ahead {
 	atomic_int stop;		/* the request is done */
 };
 
+/* Has the page cache the byte at o of fd?  Asks without waiting. */
+static int
+cached(int fd, u_int64_t o)
+{
+#ifdef RWF_NOWAIT
+	struct iovec iov;
+	u_char c;
+
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	return preadv2(fd, &iov, 1, (off_t)o, RWF_NOWAIT) == 1;
+#else
+	return 0;
+#endif
+}
+
 static void *
 ahead_work(void *arg)
 {
 #ifdef POSIX_FADV_WILLNEED
 	struct ahead *a = arg;
-	u_int64_t o;
+	u_int64_t o, n;
 
 	for (o = a->off; o < a->end && !atomic_load(&a->stop);
 	    o += AHEAD_STEP) {
-		if (posix_fadvise(a->fd, (off_t)o, (off_t)MINIMUM(AHEAD_STEP,
-		    a->end - o), POSIX_FADV_WILLNEED) != 0)
+		n = MINIMUM(AHEAD_STEP, a->end - o);
+		if (cached(a->fd, o) && cached(a->fd, o + n - 1))
+			continue;
+		if (posix_fadvise(a->fd, (off_t)o, (off_t)n,
+		    POSIX_FADV_WILLNEED) != 0)
 			break;
 	}
 #endif

@@ -155,6 +155,7 @@ int	hpn_hash_pieces(int, const char *, u_int64_t, u_int64_t, u_int64_t,
 	    u_char **, u_int *, u_int *, u_int64_t *);
 u_int	hpn_hash_range_reply(struct sshbuf *, int, const char *, u_int32_t,
 	    struct sshbuf *);
+extern void (*hpn_hash_test_mapped)(int);	/* tests: a file mapped */
 
 /* hpn-buffers.c: sshbuf grows geometrically past this size */
 #define HPN_SSHBUF_GEOMETRIC	(256 * 1024)
