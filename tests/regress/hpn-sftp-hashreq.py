@@ -23,10 +23,11 @@ every read has a 30-second timeout.
 
 import hashlib
 import os
-import select
 import struct
-import subprocess
 import sys
+
+import sftpwire
+from sftpwire import fail, s, gets
 
 EXT = b"hash-range@hpn-patch-set.invalid"
 LIMIT = 64 * 1024 * 1024
@@ -35,11 +36,6 @@ INIT, VERSION, OPEN, OPENDIR, EXTENDED = 1, 2, 3, 11, 200
 STATUS, HANDLE, EXTENDED_REPLY = 101, 102, 201
 FXF_READ, FXF_WRITE = 1, 2
 FX_BAD_MESSAGE, FX_OP_UNSUPPORTED = 5, 8
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
 
 
 def reference(alg, data):
@@ -55,51 +51,7 @@ def reference(alg, data):
     return hashlib.new(alg, data).digest()
 
 
-def s(b):
-    return struct.pack(">I", len(b)) + b
-
-
-def gets(b, off):
-    (n,) = struct.unpack(">I", b[off:off + 4])
-    return b[off + 4:off + 4 + n], off + 4 + n
-
-
-class Conn:
-    def __init__(self, argv):
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE)
-        self.id = 0
-        self.buf = b""
-
-    def send(self, body):
-        self.p.stdin.write(struct.pack(">I", len(body)) + body)
-        self.p.stdin.flush()
-
-    def recv(self):
-        while True:
-            if len(self.buf) >= 4:
-                (n,) = struct.unpack(">I", self.buf[:4])
-                if len(self.buf) >= 4 + n:
-                    m = self.buf[4:4 + n]
-                    self.buf = self.buf[4 + n:]
-                    return m
-            r, _, _ = select.select([self.p.stdout], [], [], 30)
-            if not r:
-                fail("no reply in 30 s")
-            c = os.read(self.p.stdout.fileno(), 1 << 20)
-            if not c:
-                fail("the server closed the connection")
-            self.buf += c
-
-    def req(self, t, payload):
-        self.id += 1
-        self.send(bytes([t]) + struct.pack(">I", self.id) + payload)
-        m = self.recv()
-        (rid,) = struct.unpack(">I", m[1:5])
-        if rid != self.id:
-            fail("reply id %d for request %d" % (rid, self.id))
-        return m[0], m[5:]
-
+class Conn(sftpwire.Conn):
     def close(self):
         self.p.stdin.close()
         self.p.wait(10)
@@ -128,7 +80,7 @@ def main():
     c = Conn(server)
     c.send(bytes([INIT]) + struct.pack(">I", 3))
     v = c.recv()
-    if v[0] != VERSION:
+    if v is None or v[0] != VERSION:
         fail("no VERSION")
     exts, off = {}, 5
     while off < len(v):

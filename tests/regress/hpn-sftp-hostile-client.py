@@ -30,10 +30,12 @@ every read has a 30-second timeout.
 
 import hashlib
 import os
-import select
 import struct
 import subprocess
 import sys
+
+import sftpwire
+from sftpwire import fail, s, gets
 
 HASH_EXT = b"hash-range@hpn-patch-set.invalid"
 REF_EXT = b"handle-ref@hpn-patch-set.invalid"
@@ -47,31 +49,13 @@ FX_OK, FX_EOF, FX_NO_SUCH_FILE, FX_FAILURE = 0, 1, 2, 4
 FX_BAD_MESSAGE, FX_OP_UNSUPPORTED = 5, 8
 
 
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def s(b):
-    return struct.pack(">I", len(b)) + b
-
-
-def gets(b, off):
-    (n,) = struct.unpack(">I", b[off:off + 4])
-    return b[off + 4:off + 4 + n], off + 4 + n
-
-
 def ref(*ids):
     return b"\xff" + b"".join(struct.pack(">I", i) for i in ids)
 
 
-class Conn:
+class Conn(sftpwire.Conn):
     def __init__(self, argv):
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.id = 0
-        self.buf = b""
+        super().__init__(argv, stderr=subprocess.PIPE)
         self.send(bytes([INIT]) + struct.pack(">I", 3))
         v = self.recv()
         if v is None or v[0] != VERSION:
@@ -85,41 +69,6 @@ class Conn:
             n, off = gets(v, off)
             val, off = gets(v, off)
             self.exts[n] = val
-
-    def send(self, body, length=None):
-        n = len(body) if length is None else length
-        self.p.stdin.write(struct.pack(">I", n) + body)
-        self.p.stdin.flush()
-
-    def recv(self):
-        """The next message, or None once the server has closed."""
-        while True:
-            if len(self.buf) >= 4:
-                (n,) = struct.unpack(">I", self.buf[:4])
-                if len(self.buf) >= 4 + n:
-                    m = self.buf[4:4 + n]
-                    self.buf = self.buf[4 + n:]
-                    return m
-            r, _, _ = select.select([self.p.stdout], [], [], 30)
-            if not r:
-                fail("no reply in 30 s")
-            c = os.read(self.p.stdout.fileno(), 1 << 20)
-            if not c:
-                return None
-            self.buf += c
-
-    def req(self, t, payload, id=None):
-        if id is None:
-            self.id += 1
-            id = self.id
-        self.send(bytes([t]) + struct.pack(">I", id) + payload)
-        m = self.recv()
-        if m is None:
-            fail("the server closed the connection (request type %d)" % t)
-        (rid,) = struct.unpack(">I", m[1:5])
-        if rid != id:
-            fail("reply id %d for request %d" % (rid, id))
-        return m[0], m[5:]
 
     def alive(self, what):
         """The server still answers (a REALPATH of ".")."""
