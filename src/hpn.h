@@ -39,6 +39,7 @@
 #define HPN_BULK_RTT_SLACK	1.25	/* ... while the data's RTT is below this x the lowest */
 #define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
+#define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
