@@ -40,6 +40,7 @@
 #define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
+#define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
@@ -268,6 +269,8 @@ int	hpn_loop_sigblocked(void);
 void	hpn_loop_sigrestore(void);
 void	hpn_loop_sigpause(void);
 void	hpn_loop_sigresume(void);
+struct pollfd;
+int	hpn_loop_write_now(struct ssh *, const struct pollfd *);
 
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;
