@@ -43,8 +43,8 @@
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
-#define HPN_SOCK_SAMPLE		0.005	/* s: SO_RCVBUF, TCP_INFO read at most this often */
-#define HPN_RATE_SPAN		0.002	/* s: a rate is measured over at least this */
+#define HPN_SOCK_SAMPLE		0.02	/* s: SO_RCVBUF, TCP_INFO read at most this often */
+#define HPN_RATE_SPAN		0.01	/* s: a rate is measured over at least this */
 
 struct ssh;
 struct sshbuf;
