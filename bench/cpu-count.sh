@@ -11,7 +11,7 @@
 #   sudo bench/cpu-count.sh
 #
 #   CIPHERS="aes128-gcm@openssh.com chacha20-poly1305@openssh.com"
-#   MODES=pipe-up (also pipe-down)   TREES="stock hpn"
+#   MODES="pipe-up pipe-down"   TREES="stock hpn"
 #   COUNT_SIZE=64M  (valgrind runs)  SYS_SIZE=256M  SYS_REPS=3 (perf runs)
 #   KINDS="cg dhat perf"   HPN_TREE STOCK_TREE   OUT=build/bench/count-<time>
 #
@@ -38,7 +38,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib.sh"
 
 CIPHERS=${CIPHERS:-"aes128-gcm@openssh.com chacha20-poly1305@openssh.com"}
-MODES=${MODES:-pipe-up}
+MODES=${MODES:-"pipe-up pipe-down"}
 TREES=${TREES:-"stock hpn"}
 COUNT_SIZE=${COUNT_SIZE:-64M}
 SYS_SIZE=${SYS_SIZE:-256M}

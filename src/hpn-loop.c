@@ -1,5 +1,6 @@
 /*
- * HPN patch set: the main loops block their signals once, not twice a trip.
+ * HPN patch set: the main loops block their signals once, not twice a trip,
+ * and write what they queued without waiting for another ppoll().
  *
  * sshd's session loop (SIGCHLD, SIGINFO) and ssh's client loop (SIGHUP,
  * SIGINT, SIGQUIT, SIGTERM, SIGINFO) block the signals whose handlers set
@@ -22,6 +23,10 @@
  * child of fork() that goes on with the loop (ssh's ~& escape,
  * ForkAfterAuthentication once forwardings are confirmed) blocks and
  * unblocks on every trip, as upstream does.
+ *
+ * Also here: packets queued after the loop's ppoll() (a bulk receiver's
+ * window adjusts) are written in the same trip, not after one more
+ * ppoll() (hpn_loop_write_now()).
  */
 
 #include "includes.h"
@@ -29,11 +34,13 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
 #include "log.h"
+#include "packet.h"
 #include "hpn.h"
 
 static struct {
@@ -124,4 +131,24 @@ hpn_loop_sigresume(void)
 	lm.paused = 0;
 	if (sigprocmask(SIG_SETMASK, &lm.blocked, NULL) == -1)
 		error_f("sigprocmask: %s", strerror(errno));
+}
+
+/*
+ * Whether the loop should write the connection now although ppoll() did
+ * not report it writable: pfd is the connection's output entry of the
+ * last ppoll().  Packets queued after that ppoll() (a window adjust once
+ * the channel's output went to its pipe, a reply to a request) would
+ * otherwise wait for the next trip, whose ppoll() returns at once only
+ * to say the socket can take them: a wake-up and a ppoll() for every
+ * window adjust of a bulk receiver.  When ppoll() was asked and did not
+ * report it writable, the socket is full: wait for it as upstream does.
+ * A write that finds it full after all takes nothing (EAGAIN), and the
+ * next ppoll() asks for POLLOUT.
+ */
+int
+hpn_loop_write_now(struct ssh *ssh, const struct pollfd *pfd)
+{
+	if (pfd == NULL || (pfd->events & POLLOUT) != 0)
+		return 0;
+	return ssh_packet_have_data_to_write(ssh);
 }

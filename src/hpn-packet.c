@@ -24,6 +24,16 @@
  * not wiped elsewhere either: it sits in the channel's own buffers, which
  * upstream empties without wiping.  Every buffer is still wiped when
  * freed.
+ *
+ * Reads of the connection.  Upstream reads at most PACKET_MAX_SIZE (256
+ * KiB) of the connection per trip round the loop.  A read that filled
+ * what it asked for has likely left more in the socket, which the next
+ * trip's ppoll() then reports at once: a ppoll() and a read more per
+ * quarter megabyte.  hpn_packet_read() asks for twice as much after a
+ * read that came back full, up to HPN_NET_READ_MAX, and for less again
+ * (down to upstream's size) after one that came back at a quarter or
+ * less.  A trip adds at most HPN_NET_READ_MAX to the input buffer, and
+ * its whole packets are processed before the next read, as before.
  */
 
 #include "includes.h"
@@ -39,6 +49,7 @@
 #include "misc.h"
 #include "ssh2.h"
 #include "sshbuf.h"
+#include "ssherr.h"
 #include "hpn.h"
 
 static struct {
@@ -174,4 +185,28 @@ hpn_packet_in_reset(struct sshbuf *b)
 		return;
 	in_kept = NULL;
 	sshbuf_reset(b);
+}
+
+static size_t net_read_len;	/* the next read of the connection */
+
+/*
+ * sshbuf_read() of the connection fd into b, asking for dflt (upstream's
+ * PACKET_MAX_SIZE) or more after reads that came back full.
+ */
+int
+hpn_packet_read(int fd, struct sshbuf *b, size_t dflt, size_t *rlenp)
+{
+	size_t want = net_read_len < dflt ? dflt : net_read_len, got = 0;
+	int r;
+
+	if (want > HPN_NET_READ_MAX)
+		want = MAXIMUM(dflt, HPN_NET_READ_MAX);
+	r = sshbuf_read(fd, b, want, &got);
+	if (r == 0 && got >= want && want < HPN_NET_READ_MAX)
+		net_read_len = MINIMUM(want * 2, HPN_NET_READ_MAX);
+	else if (r == 0 && got <= want / 4 && want > dflt)
+		net_read_len = want / 2;
+	if (rlenp != NULL)
+		*rlenp = got;
+	return r;
 }

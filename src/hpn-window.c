@@ -54,9 +54,9 @@
  *    8.4 or later: such a sender stops reading its input at 16 MiB
  *    (CHAN_INPUT_MAX), and larger windows were seen to make it collapse.
  *
- * Growth is sent as part of the next window adjust.  Once a window has
- * grown past the stock size, adjusts are sent per 1/8 of the window rather
- * than every three packets: fewer packets, same throughput.
+ * Growth is sent as part of the next window adjust.  Windows of the stock
+ * session size (HPN_WINDOW_GROW_MIN) and more are adjusted per 1/8 of the
+ * window rather than every three packets: fewer packets, same throughput.
  */
 
 #include "includes.h"
@@ -265,6 +265,16 @@ ping_send(struct ssh *ssh)
 	 */
 	if (hpn.ping_outstanding && monotime_double() - hpn.ping_sent <
 	    MAXIMUM(HPN_PING_RETRY, 4 * hpn.rtt))
+		return;
+	/*
+	 * One round trip at a time, and not more often than HPN_PING_GAP:
+	 * on a short path a PING per window adjust costs each end a packet,
+	 * a read and a wake-up per adjust, for round trips that barely
+	 * change.  Paths longer than that are timed on every round trip,
+	 * as before.
+	 */
+	if (!hpn.ping_outstanding && hpn.ping_sent > 0 &&
+	    monotime_double() - hpn.ping_sent < HPN_PING_GAP)
 		return;
 	if (hpn.ping_outstanding)
 		debug3_f("no PONG for %u: another PING", hpn.ping_seq);
@@ -516,9 +526,18 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 	int bulk = 0;
 
 	if (!hpn.configured || hpn.disabled ||
-	    old < HPN_WINDOW_GROW_MIN || c->local_consumed == 0 ||
-	    c->local_window_max - c->local_window <= c->local_maxpacket * 3)
+	    old < HPN_WINDOW_GROW_MIN || c->local_consumed == 0)
 		goto stock;
+	/*
+	 * A window of HPN_WINDOW_GROW_MIN (the stock session window) or more
+	 * is adjusted per 1/8 of itself (stock: every three packets), and
+	 * whether it grows is looked at only then: the growth goes out with
+	 * that adjust, and a window that limits the transfer is consumed
+	 * eight times a round trip.
+	 */
+	gap = old - c->local_window;
+	if (gap < old / 8 && c->local_window >= old / 2)
+		return 0;
 	if (old < (cap = window_cap(ssh)) &&
 	    (target = window_target(ssh, c, &why, &bulk)) > old) {
 		/* At most double per step, like TCP's slow start. */
@@ -534,12 +553,7 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 	stats.window = c->local_window_max;
 	if (stats.window > stats.window_peak)
 		stats.window_peak = stats.window;
-	if (c->local_window_max > HPN_WINDOW_GROW_MIN) {
-		/* A large window: adjust per 1/8 of it. */
-		gap = c->local_window_max - c->local_window;
-		return gap >= c->local_window_max / 8 ||
-		    c->local_window < c->local_window_max / 2;
-	}
+	return 1;
  stock:
 	return (c->local_window_max - c->local_window >
 	    c->local_maxpacket * 3) ||

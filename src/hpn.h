@@ -39,11 +39,12 @@
 #define HPN_BULK_RTT_SLACK	1.25	/* ... while the data's RTT is below this x the lowest */
 #define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
+#define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
 #define HPN_MPTCP_RTT_FACTOR	4	/* ... and size them to that many of it */
 #define HPN_RELAY_RTT_SLACK	0.002	/* s: PING RTT beyond 2 x TCP's: relay */
-#define HPN_SOCK_SAMPLE		0.005	/* s: SO_RCVBUF, TCP_INFO read at most this often */
-#define HPN_RATE_SPAN		0.002	/* s: a rate is measured over at least this */
+#define HPN_SOCK_SAMPLE		0.02	/* s: SO_RCVBUF, TCP_INFO read at most this often */
+#define HPN_RATE_SPAN		0.01	/* s: a rate is measured over at least this */
 
 struct ssh;
 struct sshbuf;
@@ -244,6 +245,8 @@ void	hpn_packet_in_reset(struct sshbuf *);
 #define HPN_DATA_PAD_MAX	64	/* padding of a data packet, at most */
 u_int	hpn_packet_data_parts(u_char *, u_char *, u_int, u_int32_t, size_t,
 	    u_int *);
+#define HPN_NET_READ_MAX	(1024 * 1024)	/* a read of the connection */
+int	hpn_packet_read(int, struct sshbuf *, size_t, size_t *);
 /* added to upstream files by hpn-sendfast.patch */
 struct hpn_part {
 	const u_char	*p;
@@ -268,6 +271,8 @@ int	hpn_loop_sigblocked(void);
 void	hpn_loop_sigrestore(void);
 void	hpn_loop_sigpause(void);
 void	hpn_loop_sigresume(void);
+struct pollfd;
+int	hpn_loop_write_now(struct ssh *, const struct pollfd *);
 
 /* hpn-mptcp.c: Multipath TCP (UseMPTCP) */
 struct addrinfo;

@@ -12,6 +12,8 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,6 +637,91 @@ loop_tests(void)
 	TEST_DONE();
 }
 
+
+/*
+ * Reads of the connection: 256 KiB, twice as much after a full read up to
+ * HPN_NET_READ_MAX, less again after one of a quarter or less.
+ */
+static void
+netread_tests(void)
+{
+	char path[] = "/tmp/hpn-netread.XXXXXX";
+	struct sshbuf *b;
+	u_char *d;
+	size_t got, total = 2 * HPN_NET_READ_MAX + 768 * 1024 + 1000, off;
+	int fd;
+
+	TEST_START("net read: grows after full reads, shrinks after short");
+	ASSERT_INT_NE(fd = mkstemp(path), -1);
+	unlink(path);
+	ASSERT_PTR_NE(d = calloc(1, total), NULL);
+	for (off = 0; off < total; off++)
+		d[off] = (u_char)(off * 7);
+	ASSERT_SIZE_T_EQ((size_t)write(fd, d, total), total);
+	ASSERT_INT_EQ(lseek(fd, 0, SEEK_SET), 0);
+	ASSERT_PTR_NE(b = sshbuf_new(), NULL);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, 256 * 1024);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, 512 * 1024);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, HPN_NET_READ_MAX);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, HPN_NET_READ_MAX);	/* no larger */
+	/* what is left: 1000 bytes of a 1 MiB read, short */
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, 1000);
+	ASSERT_SIZE_T_EQ(sshbuf_len(b), total);
+	ASSERT_MEM_EQ(sshbuf_ptr(b), d, total);
+	/* the end of the file: an error, as sshbuf_read() gives */
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got),
+	    SSH_ERR_SYSTEM_ERROR);
+	ASSERT_SIZE_T_EQ(got, 0);
+	/* after the short read: half as much is asked for (512 KiB) */
+	ASSERT_INT_EQ(lseek(fd, 0, SEEK_SET), 0);
+	sshbuf_reset(b);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, 512 * 1024);
+	ASSERT_INT_EQ(hpn_packet_read(fd, b, 256 * 1024, &got), 0);
+	ASSERT_SIZE_T_EQ(got, HPN_NET_READ_MAX);
+	sshbuf_free(b);
+	free(d);
+	close(fd);
+	TEST_DONE();
+}
+
+/*
+ * hpn_loop_write_now(): packets queued after ppoll() go at once unless
+ * ppoll() was asked about the output (it was full then).
+ */
+static void
+writenow_tests(void)
+{
+	struct ssh *ssh;
+	struct pollfd pfd;
+	int sp[2];
+
+	TEST_START("loop write: queued after ppoll, written in the same trip");
+	ASSERT_INT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	ASSERT_PTR_NE(ssh = ssh_packet_set_connection(NULL, sp[0], sp[0]),
+	    NULL);
+	memset(&pfd, 0, sizeof(pfd));
+	pfd.fd = sp[0];
+	ASSERT_INT_EQ(hpn_loop_write_now(ssh, &pfd), 0);	/* nothing */
+	ASSERT_INT_EQ(sshpkt_start(ssh, SSH2_MSG_IGNORE), 0);
+	ASSERT_INT_EQ(sshpkt_put_cstring(ssh, "x"), 0);
+	ASSERT_INT_EQ(sshpkt_send(ssh), 0);
+	ASSERT_INT_EQ(ssh_packet_have_data_to_write(ssh), 1);
+	ASSERT_INT_EQ(hpn_loop_write_now(ssh, &pfd), 1);
+	/* ppoll() was asked and did not say writable: wait for it */
+	pfd.events = POLLOUT;
+	ASSERT_INT_EQ(hpn_loop_write_now(ssh, &pfd), 0);
+	ASSERT_INT_EQ(hpn_loop_write_now(ssh, NULL), 0);
+	ssh_packet_close(ssh);
+	close(sp[1]);
+	TEST_DONE();
+}
+
 void
 tests(void)
 {
@@ -645,4 +732,6 @@ tests(void)
 	direct_tests();
 	window_tests();
 	loop_tests();
+	netread_tests();
+	writenow_tests();
 }
