@@ -251,7 +251,7 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	struct hctx c;
 	u_char *buf;
 	ssize_t n;
-	size_t want;
+	size_t want, used = 0;
 	int ret;
 
 	*done = 0;
@@ -267,6 +267,7 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 			ret = errno;
 			break;
 		}
+		used = MAXIMUM(used, (size_t)n);
 		if (n == 0)
 			break;		/* end of the file */
 		if ((ret = hctx_update(&c, buf, n)) != 0)
@@ -275,7 +276,10 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	}
 	if (ret == 0)
 		ret = hctx_final(&c, md, mdlen);
-	freezero(buf, HASH_BLOCK);
+	/* what the reads filled: the rest was never touched (a short range
+	 * zeroing all of HASH_BLOCK faulted in 64 pages for nothing) */
+	explicit_bzero(buf, used);
+	free(buf);
 	hctx_free(&c);
 	return ret;
 }
