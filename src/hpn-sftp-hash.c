@@ -376,7 +376,7 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	struct hctx c;
 	u_char *buf = NULL;
 	ssize_t n;
-	size_t want;
+	size_t want, used = 0;
 	int ret;
 
 	*done = 0;
@@ -403,6 +403,7 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 			ret = errno;
 			break;
 		}
+		used = MAXIMUM(used, (size_t)n);
 		if (n == 0)
 			break;		/* end of the file */
 		if ((ret = hctx_update(&c, buf, n)) != 0)
@@ -411,8 +412,12 @@ hpn_hash_range(int fd, const char *alg, u_int64_t off, u_int64_t len,
 	}
 	if (ret == 0)
 		ret = hctx_final(&c, md, mdlen);
-	if (buf != NULL)
-		freezero(buf, HASH_BLOCK);
+	if (buf != NULL) {
+		/* what the reads filled: the rest was never touched (zeroing
+		 * all of HASH_BLOCK faulted in 64 pages for a short range) */
+		explicit_bzero(buf, used);
+		free(buf);
+	}
 	hctx_free(&c);
 	return ret;
 }

@@ -58,8 +58,8 @@ bad(const char *fmt, ...)
 
 /*
  * The helper's keys (reset_idtab(): each a key and its certificate),
- * parsed once and kept serialised: made again from these for every input,
- * a fraction of what parsing their PEM text costs.
+ * parsed once and kept serialised: made again from these (a fraction of
+ * what parsing their PEM text costs) when an input changed them.
  */
 #define NTEMPLATES	10
 static struct {
@@ -88,6 +88,38 @@ templates(void)
 	cleanup_idtab();
 }
 
+/*
+ * What reset_keys() made, as it made it: an input that changed none of it
+ * (most: requests that list, sign, bind or fail) leaves the table to the
+ * next input as is.  Made again (the keys deserialised: most of what an
+ * input cost, libcrypto checking each key) only after an input that
+ * added, removed or changed an identity, or that ended in fatal().
+ */
+static struct {
+	Identity *id;
+	Identity copy;
+	struct sshkey key;
+} kept[NTEMPLATES];
+static int keys_kept;
+
+static int
+keys_unchanged(void)
+{
+	Identity *id;
+	u_int i = 0;
+
+	if (!keys_kept || idtab == NULL || idtab->nentries != (int)ntmpl)
+		return 0;
+	TAILQ_FOREACH(id, &idtab->idlist, next) {
+		if (i >= ntmpl || id != kept[i].id ||
+		    memcmp(id, &kept[i].copy, sizeof(*id)) != 0 ||
+		    memcmp(id->key, &kept[i].key, sizeof(*id->key)) != 0)
+			return 0;
+		i++;
+	}
+	return i == ntmpl;
+}
+
 static void
 reset_keys(void)
 {
@@ -95,6 +127,9 @@ reset_keys(void)
 	Identity *id;
 	u_int i;
 
+	if (keys_unchanged())
+		return;
+	keys_kept = 0;
 	cleanup_idtab();
 	idtab_init();
 	for (i = 0; i < ntmpl; i++) {
@@ -109,6 +144,14 @@ reset_keys(void)
 		TAILQ_INSERT_TAIL(&idtab->idlist, id, next);
 		idtab->nentries++;
 	}
+	i = 0;
+	TAILQ_FOREACH(id, &idtab->idlist, next) {
+		kept[i].id = id;
+		kept[i].copy = *id;
+		kept[i].key = *id->key;
+		i++;
+	}
+	keys_kept = 1;
 }
 
 /* As test_one(), one message at a time, checking a locked agent. */
@@ -154,7 +197,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	failed = FZ_STEP(requests(data + 1, size - 1, data[0] & 1));
-	cleanup_idtab();
+	/* the keys stay for the next input unless the step ended in fatal()
+	 * (reset_keys() makes them again if anything changed them) */
+	if (failed) {
+		cleanup_idtab();
+		keys_kept = 0;
+	}
 	cleanup_sockettab();
 	locked = 0;
 	if (failed)

@@ -157,6 +157,19 @@ struct resp {
 
 static struct resp resp[2];
 
+static void
+resp_reset(struct resp *r)
+{
+	r->fd = -1;
+	memset(&r->in, 0, sizeof(r->in));
+	memset(&r->thread, 0, sizeof(r->thread));
+	r->ilen = r->olen = r->hlen = 0;
+	r->hold = 0;
+	r->handles = r->listed = 0;
+	r->size = 0;
+	r->dirs = r->hangup = 0;
+}
+
 /*
  * Make room in r's output: write until there is, reading what comes in
  * meanwhile (the engine may be writing a batch of requests and not
@@ -763,7 +776,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	preserve = (flags >> 1) & 1;
 	inplace = (flags >> 2) & 1;
 	nconn = mode == M_N2GET || mode == M_N2PUT ? 2 : 1;
-	memset(resp, 0, sizeof(resp));
+	/* the responders' state, not their buffers (2 x 2.3 MiB: zeroing
+	 * them took a fifth of the time; ilen, olen and hlen say what of
+	 * them holds anything) */
+	for (i = 0; i < 2; i++)
+		resp_reset(&resp[i]);
 	if (nconn == 2) {
 		(void)fz_u16(&in, &split);
 		resp[1].in.p = in.p + (in.len ? split % in.len : 0);
