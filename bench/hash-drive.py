@@ -19,6 +19,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the test's own module, and the sftpwire.py it imports beside it
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "regress"))
 _spec = importlib.util.spec_from_file_location(
     "hashreq", os.path.join(HERE, "..", "tests", "regress",
                             "hpn-sftp-hashreq.py"))
@@ -63,6 +65,8 @@ def main():
         if out == 0:
             break
         m = c.recv()
+        if m is None:
+            hr.fail("the server closed the connection")
         out -= 1
         if m[0] != hr.EXTENDED_REPLY:
             hr.fail("hash-range refused (reply type %d)" % m[0])
