@@ -203,8 +203,11 @@ has subsystem "subsystem request failed"
 
 verbose "$tid: what waits for authentication"
 rm -f $ERR
-hssh -N somehost < /dev/null &
+# not through hssh(): $! must be ssh's own PID, not a subshell's
+${REAL_SSH} -F $OBJ/ssh_config -oLogLevel=debug1 -N somehost \
+    < /dev/null 2> $ERR &
 np=$!
+others="$others $np"
 _i=0
 while ! grep -q "Authenticated to" $ERR && [ $_i -lt 100 ]; do
 	sleep 0.1
