@@ -1011,11 +1011,36 @@ bus_sent(void)
 	_exit(3);
 }
 
+/*
+ * [off, off + len) of a file holding data (n bytes) hashed from a
+ * mapping, the file cut to cut bytes once mapped: the hash is of
+ * [off, cut), as the file now is.
+ */
+static void
+cut_range(int fd, const char *alg, const u_char *data, size_t n,
+    u_int64_t off, u_int64_t len, off_t cut)
+{
+	u_char md[HPN_HASH_MD_MAX], want[HPN_HASH_MD_MAX];
+	u_int mdlen, wlen;
+	u_int64_t done;
+
+	ASSERT_INT_EQ(ftruncate(fd, 0), 0);
+	ASSERT_SIZE_T_EQ((size_t)pwrite(fd, data, n, 0), n);
+	shrink_to = cut;
+	hpn_hash_test_mapped = shrink;
+	ASSERT_INT_EQ(hpn_hash_range(fd, alg, off, len, md, &mdlen, &done), 0);
+	hpn_hash_test_mapped = NULL;
+	ASSERT_U64_EQ(done, (u_int64_t)cut - off);
+	ref_hash(alg, data, off, (u_int64_t)cut, want, &wlen);
+	ASSERT_U_INT_EQ(mdlen, wlen);
+	ASSERT_MEM_EQ(md, want, wlen);
+}
+
 static void
 hash_shrink_tests(void)
 {
 	char path[] = "/tmp/test_hpn.XXXXXX", *algs, *alg, *cp;
-	u_char *data, *mds, md[HPN_HASH_MD_MAX], want[HPN_HASH_MD_MAX];
+	u_char *data, *mds, want[HPN_HASH_MD_MAX];
 	u_int mdlen, wlen, np, k;
 	u_int64_t done, o, piece = HPN_HASH_PIECE_MIN;
 	size_t i, n = 3 * 1024 * 1024 + 12345;
@@ -1028,32 +1053,12 @@ hash_shrink_tests(void)
 	cp = algs = xstrdup(hpn_hash_algs());
 	while ((alg = strsep(&cp, ",")) != NULL) {
 		TEST_START("hash-range: a file cut under the mapping, faulting");
-		ASSERT_INT_EQ(ftruncate(fd, 0), 0);
-		ASSERT_SIZE_T_EQ((size_t)pwrite(fd, data, n, 0), n);
-		shrink_to = 1024 * 1024 + 100;
-		hpn_hash_test_mapped = shrink;
-		ASSERT_INT_EQ(hpn_hash_range(fd, alg, 3, n, md, &mdlen,
-		    &done), 0);
-		hpn_hash_test_mapped = NULL;
-		ASSERT_U64_EQ(done, shrink_to - 3);
-		ref_hash(alg, data, 3, shrink_to, want, &wlen);
-		ASSERT_U_INT_EQ(mdlen, wlen);
-		ASSERT_MEM_EQ(md, want, wlen);
+		cut_range(fd, alg, data, n, 3, n, 1024 * 1024 + 100);
 		TEST_DONE();
 
 		TEST_START("hash-range: a file cut inside the last page mapped");
-		ASSERT_INT_EQ(ftruncate(fd, 0), 0);
-		ASSERT_SIZE_T_EQ((size_t)pwrite(fd, data, n, 0), n);
 		/* [7, 2 piece + 7) cut 2 bytes short: no fault, zeros */
-		shrink_to = 2 * piece + 5;
-		hpn_hash_test_mapped = shrink;
-		ASSERT_INT_EQ(hpn_hash_range(fd, alg, 7, 2 * piece, md,
-		    &mdlen, &done), 0);
-		hpn_hash_test_mapped = NULL;
-		ASSERT_U64_EQ(done, shrink_to - 7);
-		ref_hash(alg, data, 7, shrink_to, want, &wlen);
-		ASSERT_U_INT_EQ(mdlen, wlen);
-		ASSERT_MEM_EQ(md, want, wlen);
+		cut_range(fd, alg, data, n, 7, 2 * piece, 2 * piece + 5);
 		TEST_DONE();
 
 		TEST_START("hash-range: pieces of a file cut as they are hashed");
