@@ -309,20 +309,19 @@ update_mapped(struct hctx *c, const u_char *map, size_t maplen, size_t skip)
 	return r;
 }
 
-static int cached(int, u_int64_t);
+static int range_cached(int, u_int64_t, u_int64_t);
 
 /*
  * Hashes into c the bytes of fd from off + *done up to off + len, or up
  * to the file's end as fstat() sees it, MAP_CHUNK bytes mapped at a time,
- * adding them to *done, as long as the page cache has them (the first and
- * last byte of each chunk: a cold file is read, where the read-ahead and
- * the kernel's own keep the disk busy; faulting its pages in through a
- * mapping was slower, make bench-hash's cold figure 1.25x cat's where
- * reading it is 0.74x).  0: what it could (the caller reads the rest, if
- * any: bytes not cached, a file that grew, a file that cannot be mapped);
- * -1: the file
- * shrank under the mapping (a fault, or fstat() after hashing), and c is
- * spoiled; or an errno (the hash).
+ * adding them to *done, as long as the page cache has them: a cold file
+ * is read, where the read-ahead and the kernel's own keep the disk busy
+ * (faulting its pages in through a mapping was slower: make bench-hash's
+ * cold xxh128 1.25x cat's read, 0.91x when read).  0: what it could (the
+ * caller reads the rest, if any: bytes not cached, a file that grew, a
+ * file that cannot be mapped); -1: the file shrank under the mapping (a
+ * fault, or fstat() after hashing), and c is spoiled; or an errno (the
+ * hash).
  */
 static int
 hash_mapped(int fd, struct hctx *c, u_int64_t off, u_int64_t len,
@@ -345,7 +344,7 @@ hash_mapped(int fd, struct hctx *c, u_int64_t off, u_int64_t len,
 		base = o - o % (u_int64_t)pg;
 		skip = (size_t)(o - base);
 		n = (size_t)MINIMUM(end - o, MAP_CHUNK);
-		if (!cached(fd, o) || !cached(fd, o + n - 1))
+		if (!range_cached(fd, o, n))
 			return 0;
 		maplen = skip + n;
 		if ((map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd,
@@ -466,6 +465,13 @@ cached(int fd, u_int64_t o)
 #endif
 }
 
+/* Has it the first and last of the n bytes at o?  (n > 0) */
+static int
+range_cached(int fd, u_int64_t o, u_int64_t n)
+{
+	return cached(fd, o) && cached(fd, o + n - 1);
+}
+
 static void *
 ahead_work(void *arg)
 {
@@ -476,7 +482,7 @@ ahead_work(void *arg)
 	for (o = a->off; o < a->end && !atomic_load(&a->stop);
 	    o += AHEAD_STEP) {
 		n = MINIMUM(AHEAD_STEP, a->end - o);
-		if (cached(a->fd, o) && cached(a->fd, o + n - 1))
+		if (range_cached(a->fd, o, n))
 			continue;
 		if (posix_fadvise(a->fd, (off_t)o, (off_t)n,
 		    POSIX_FADV_WILLNEED) != 0)
