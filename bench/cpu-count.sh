@@ -14,6 +14,8 @@
 #   MODES="pipe-up pipe-down"   TREES="stock hpn"
 #   COUNT_SIZE=64M  (valgrind runs)  SYS_SIZE=256M  SYS_REPS=3 (perf runs)
 #   KINDS="cg dhat perf"   HPN_TREE STOCK_TREE   OUT=build/bench/count-<time>
+#   KEEP=1  (the tools' own files kept in OUT/files, for callgrind_annotate
+#            --inclusive=yes --tree=caller and the like)
 #
 # Every figure is the run at SIZE minus a run of the same command moving
 # SIZE/4, per GiB (2^30 bytes) between them: the key exchange,
@@ -211,6 +213,10 @@ one_run() {
 			$1 == "sys" { printf "%s,sys %s,%s\n", p, $2, $3; next }
 			{ printf "%s,%s,%s\n", p, $1, $2 }' "$work/parsed" >> "$RAW"
 	done
+	if [ "${KEEP:-0}" = 1 ]; then
+		mkdir -p "$OUT/files"
+		cp "$work/out/$tag".* "$OUT/files/"
+	fi
 	rm -f "$work/out/$tag".*
 }
 

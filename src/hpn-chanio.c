@@ -19,13 +19,20 @@
  *    so one write carries several packets;
  *  - a pipe the channel reads or writes (a session's stdin and stdout;
  *    hpnssh's own stdin and stdout when they are pipes) is grown to
- *    HPN_PIPE_SIZE, where the system allows it, once the channel shows
- *    it moves bulk data through it (a read of HPN_PIPE_GROW_AT came back
- *    full; HPN_PIPE_GROW_AT waits to be written), so that each side wakes
- *    per quarter megabyte rather than per 64 KiB.  Pipe memory counts
- *    against a per-user budget (fs.pipe-user-pages-soft), hence not for
- *    every channel, and not larger; when the kernel refuses, the pipe
- *    keeps its size and only speed is lost.
+ *    HPN_PIPE_SIZE (1 MiB, Linux's default fs.pipe-max-size), or to a
+ *    quarter of that where the system allows no more, once the channel
+ *    shows it moves bulk data through it (a read of HPN_PIPE_GROW_AT came
+ *    back full; HPN_PIPE_GROW_AT waits to be written), so that each side
+ *    wakes per megabyte rather than per 64 KiB.  The size matches what
+ *    one read of the connection brings in (HPN_NET_READ_MAX): with a
+ *    smaller pipe the receiver took in a megabyte a trip and wrote a
+ *    quarter of it, the rest waiting in the channel's buffer, which
+ *    sshbuf then moved to its start about once per megabyte (one byte
+ *    copied per byte received, counted by make bench-cpu).  Pipe memory
+ *    counts against a per-user budget (fs.pipe-user-pages-soft, 64 MiB by
+ *    default), hence not for every channel, and not larger; when the
+ *    kernel refuses both sizes, the pipe keeps its size and only speed is
+ *    lost.
  *
  * What goes on the wire is unchanged but for where packets end: packets
  * still respect the peer's maximum packet size and window.
@@ -73,7 +80,7 @@ static void
 grow_pipe(Channel *c, int which)
 {
 #if defined(F_GETPIPE_SZ) && defined(F_SETPIPE_SZ)
-	int fd = which == HPN_PIPE_RFD ? c->rfd : c->wfd, sz;
+	int fd = which == HPN_PIPE_RFD ? c->rfd : c->wfd, sz, want;
 	const char *name = which == HPN_PIPE_RFD ? "input" : "output";
 	struct stat st;
 
@@ -84,12 +91,17 @@ grow_pipe(Channel *c, int which)
 		return;
 	if ((sz = fcntl(fd, F_GETPIPE_SZ)) == -1 || sz >= HPN_PIPE_SIZE)
 		return;
-	if (fcntl(fd, F_SETPIPE_SZ, HPN_PIPE_SIZE) == -1)
+	if (fcntl(fd, F_SETPIPE_SZ, HPN_PIPE_SIZE) != -1)
+		want = HPN_PIPE_SIZE;
+	else if (sz < HPN_PIPE_SIZE / 4 &&
+	    fcntl(fd, F_SETPIPE_SZ, HPN_PIPE_SIZE / 4) != -1)
+		want = HPN_PIPE_SIZE / 4;
+	else {
 		debug3_f("channel %d: %s pipe stays at %d bytes: %s", c->self,
 		    name, sz, strerror(errno));
-	else
-		debug3_f("channel %d: %s pipe %d -> %d bytes", c->self, name,
-		    sz, HPN_PIPE_SIZE);
+		return;
+	}
+	debug3_f("channel %d: %s pipe %d -> %d bytes", c->self, name, sz, want);
 #endif
 }
 

@@ -223,7 +223,7 @@ size_t	hpn_channel_input_max(struct Channel *);
 #define HPN_CHAN_READ_MAX	(256 * 1024)	/* one read of a channel's input */
 #define HPN_CHAN_BURST		(256 * 1024)	/* packets queued per trip */
 #define HPN_CHAN_BURST_PACKETS	16
-#define HPN_PIPE_SIZE		(256 * 1024)	/* a bulk channel's pipes grow to */
+#define HPN_PIPE_SIZE		(1024 * 1024)	/* a bulk channel's pipes grow to */
 #define HPN_PIPE_GROW_AT	(64 * 1024)	/* bulk: reads, backlog this big */
 #define HPN_PIPE_RFD		0x01	/* Channel.hpn_pipes: grown (tried) */
 #define HPN_PIPE_WFD		0x02

@@ -10,7 +10,7 @@ tid="hpn channel reads and writes"
 DATA=$OBJ/hpnc-data
 OUT=$OBJ/hpnc-out
 CLOG=$OBJ/hpnc-client.log
-GROWN="pipe [0-9]* -> 262144 bytes"
+GROWN="pipe [0-9]* -> \(1048576\|262144\) bytes"
 
 max=`cat /proc/sys/fs/pipe-max-size 2>/dev/null`
 [ -n "$max" ] || skip "no /proc/sys/fs/pipe-max-size (not Linux)"
