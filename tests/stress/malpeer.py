@@ -77,11 +77,14 @@ def read_to_eof(chan, secs):
 
 
 def overrun_window(t, chan):
-    """Send CHANNEL_DATA past the peer's window (by 10% + 1 MiB), in
+    """Send CHANNEL_DATA past the peer's window (by 10% + 3 MiB), in
     packets of its maximum size, until done or disconnected; returns
-    (window, maximum packet, bytes sent)."""
+    (window, maximum packet, bytes sent).  The margin is beyond what the
+    peer may rightly take in meanwhile: a bulk channel's pipe (up to 1 MiB
+    with HPN) takes data that its consumer has not read, and the peer
+    then sends window adjusts for it."""
     win, mp = chan.out_window_size, chan.out_max_packet_size
-    total = win + win // 10 + (1 << 20)
+    total = win + win // 10 + (3 << 20)
     sent = 0
     try:
         while sent < total and t.is_active():

@@ -729,7 +729,14 @@ test_errors(void)
 		atomic_store(&hpn_ctr_mt_test_fail_fill, 3 * i);
 		mt = mt_new_or_die(key, 16, iv, 1 + i);
 		hpn_ctr_mt_test_geometry(mt, &span, &nslots);
-		len = span * (nslots + 8);
+		/*
+		 * The (3i + 1)-th fill fails, whichever span it is for: with
+		 * 1 + i workers claiming spans ahead, that can be any span up
+		 * to 3i + 1 + i.  Read well past it (nslots + 8 alone was the
+		 * edge for the small geometry: a late worker let a later span
+		 * fail first, once, under ThreadSanitizer and load).
+		 */
+		len = span * (nslots + 4 * (i + 1) + 8);
 		if ((big = calloc(1, len)) == NULL)
 			exit(2);
 		r1 = hpn_ctr_mt_crypt(mt, big, big, len);
