@@ -61,6 +61,7 @@ static pthread_once_t pad_once = PTHREAD_ONCE_INIT;
 
 int hpn_pad_test_fixed;		/* tests: padding of 0xa5 bytes */
 u_int64_t hpn_data_direct;	/* data packets sent without a copy */
+u_int64_t hpn_data_opened;	/* data packets opened into a channel */
 
 static void
 pad_atfork_child(void)

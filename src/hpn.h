@@ -260,6 +260,20 @@ int	cipher_crypt_parts(struct sshcipher_ctx *, u_int, u_char *,
 	    const struct hpn_part *, u_int, u_int, u_int);
 int	chachapoly_crypt_parts(struct chachapoly_ctx *, u_int, u_char *,
 	    const struct hpn_part *, u_int, u_int);
+/* added to upstream files by hpn-recvfast.patch */
+int	cipher_open_ok(const struct sshcipher_ctx *);
+int	cipher_open_start(struct sshcipher_ctx *, u_int, const u_char *, u_int,
+	    u_int, u_int, u_char *, u_int);
+int	cipher_open_more(struct sshcipher_ctx *, u_char *, const u_char *,
+	    size_t);
+int	cipher_open_end(struct sshcipher_ctx *);
+int	chachapoly_open_start(struct chachapoly_ctx *, u_int, const u_char *,
+	    u_int, u_int, u_char *, u_int);
+int	chachapoly_open_more(struct chachapoly_ctx *, u_char *, const u_char *,
+	    size_t);
+struct sshbuf *channel_data_direct(struct ssh *, u_int32_t, size_t);
+void	channel_data_direct_done(struct ssh *, u_int32_t, size_t);
+extern u_int64_t hpn_data_opened;	/* tests: data packets opened direct */
 
 /* hpn-poly1305.c: OpenSSL's Poly1305 for chacha20-poly1305 */
 extern int hpn_poly1305_evp_off;

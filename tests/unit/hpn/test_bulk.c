@@ -487,6 +487,202 @@ direct_tests(void)
 	TEST_DONE();
 }
 
+/* A client and a server through key exchange, both authenticated. */
+static void
+keyed_pair(const char *cipher, const char *mac, struct ssh **clientp,
+    struct ssh **serverp, struct sshkey **keyp, struct sshkey **pubp)
+{
+	struct kex_params params;
+	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
+
+	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, keyp), 0);
+	ASSERT_INT_EQ(sshkey_from_private(*keyp, pubp), 0);
+	memcpy(params.proposal, prop, sizeof(prop));
+	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
+	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
+	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
+	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
+	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
+	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
+	ASSERT_INT_EQ(ssh_init(clientp, 0, &params), 0);
+	ASSERT_INT_EQ(ssh_init(serverp, 1, &params), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(*serverp, *keyp), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(*clientp, *pubp), 0);
+	run_kex(*clientp, *serverp);
+	ssh_packet_set_authenticated(*clientp);
+	ssh_packet_set_authenticated(*serverp);
+}
+
+/*
+ * Channel data opened straight into its channel's buffer (hpn-recvfast):
+ * the bytes the channel gets, its window, and every case that must go the
+ * old way (through incoming_packet to the caller) or fail whole.
+ */
+static void
+opened_case(const char *cipher, const char *mac, int direct)
+{
+	static const size_t lens[] = { 0, 1, 3, 15, 16, 17, 1000, 16384,
+	    32768 };
+	struct ssh *client = NULL, *server = NULL;
+	struct sshkey *key = NULL, *pub = NULL;
+	struct sshbuf *want;
+	Channel *c, *c2;
+	const u_char *p, *got;
+	u_char *data, *bad, type;
+	size_t i, len, glen, before_len;
+	u_int32_t id, win;
+	u_int64_t before;
+
+	keyed_pair(cipher, mac, &client, &server, &key, &pub);
+	channel_init_channels(server);
+	ssh_dispatch_set(server, SSH2_MSG_CHANNEL_DATA, &channel_input_data);
+	ASSERT_PTR_NE(c = channel_new(server, "test", SSH_CHANNEL_OPEN,
+	    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE, "test",
+	    1), NULL);
+	/* a second channel, not open: its data goes the old way */
+	ASSERT_PTR_NE(c2 = channel_new(server, "test2", SSH_CHANNEL_OPENING,
+	    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE, "test2",
+	    1), NULL);
+	ASSERT_PTR_NE(data = malloc(65536), NULL);
+	arc4random_buf(data, 65536);
+	ASSERT_PTR_NE(want = sshbuf_new(), NULL);
+
+	/* a run of data packets: all in the channel, nothing to dispatch */
+	before = hpn_data_opened;
+	win = c->local_window;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		ASSERT_INT_EQ(ssh_packet_send_data(client, c->self, data,
+		    lens[i]), 0);
+		ASSERT_INT_EQ(sshbuf_put(want, data, lens[i]), 0);
+	}
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	ASSERT_INT_EQ(ssh_packet_next(server, &type), 0);
+	if (direct) {
+		ASSERT_U_INT_EQ(type, SSH_MSG_NONE);
+		ASSERT_U64_EQ(hpn_data_opened - before,
+		    sizeof(lens) / sizeof(lens[0]));
+		ASSERT_SIZE_T_EQ(sshbuf_len(c->output), sshbuf_len(want));
+		ASSERT_MEM_EQ(sshbuf_ptr(c->output), sshbuf_ptr(want),
+		    sshbuf_len(want));
+		ASSERT_U_INT_EQ(c->local_window, win - sshbuf_len(want));
+		ASSERT_U64_EQ(c->hpn_rx, sshbuf_len(want));
+	} else {
+		/* the old way: each packet to the caller, nothing opened */
+		ASSERT_U_INT_EQ(type, SSH2_MSG_CHANNEL_DATA);
+		ASSERT_U64_EQ(hpn_data_opened, before);
+		ASSERT_SIZE_T_EQ(sshbuf_len(c->output), 0);
+		for (i = 1; i < sizeof(lens) / sizeof(lens[0]); i++)
+			ASSERT_U_INT_EQ(next_type(server),
+			    SSH2_MSG_CHANNEL_DATA);
+		ASSERT_INT_EQ(ssh_packet_next(server, &type), 0);
+		ASSERT_U_INT_EQ(type, SSH_MSG_NONE);
+		goto done;
+	}
+
+	/*
+	 * Between data packets: another message (returned in its place, the
+	 * data before it already in), data for a channel not open, for one
+	 * that does not exist, more than the window: each returned as
+	 * upstream returns it, whole.
+	 */
+	sshbuf_reset(c->output);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, c->self, data, 100), 0);
+	ASSERT_INT_EQ(sshpkt_start(client, SSH2_MSG_CHANNEL_EOF), 0);
+	ASSERT_INT_EQ(sshpkt_put_u32(client, c->self), 0);
+	ASSERT_INT_EQ(sshpkt_send(client), 0);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, c2->self, data, 200), 0);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, 4242, data, 300), 0);
+	c->local_window = 500;		/* the 100 above are read after this */
+	ASSERT_INT_EQ(ssh_packet_send_data(client, c->self, data, 501), 0);
+	ASSERT_INT_EQ(ssh_packet_send_data(client, c->self, data + 1, 400), 0);
+	ASSERT_INT_EQ(transfer(client, server), 0);
+	ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_EOF);
+	ASSERT_SIZE_T_EQ(sshbuf_len(c->output), 100);
+	ASSERT_MEM_EQ(sshbuf_ptr(c->output), data, 100);
+	ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+	ASSERT_U_INT_EQ(id, c->self);
+	for (i = 0; i < 3; i++) {
+		ASSERT_U_INT_EQ(next_type(server), SSH2_MSG_CHANNEL_DATA);
+		ASSERT_INT_EQ(sshpkt_get_u32(server, &id), 0);
+		ASSERT_U_INT_EQ(id, i == 0 ? (u_int)c2->self :
+		    i == 1 ? 4242 : (u_int)c->self);
+		ASSERT_INT_EQ(sshpkt_get_string_direct(server, &got, &glen), 0);
+		ASSERT_SIZE_T_EQ(glen, i == 0 ? 200 : i == 1 ? 300 : 501);
+		ASSERT_MEM_EQ(got, data, glen);
+		ASSERT_INT_EQ(sshpkt_get_end(server), 0);
+	}
+	/* the channel itself was not touched by them; the last one opened */
+	ASSERT_INT_EQ(ssh_packet_next(server, &type), 0);
+	ASSERT_U_INT_EQ(type, SSH_MSG_NONE);
+	ASSERT_SIZE_T_EQ(sshbuf_len(c->output), 500);
+	ASSERT_MEM_EQ(sshbuf_ptr(c->output) + 100, data + 1, 400);
+	/* the window: 500 less the 100 before the EOF and these 400 */
+	ASSERT_U_INT_EQ(c->local_window, 0);
+
+	/* a flipped bit anywhere in a data packet: an error, nothing kept */
+	c->local_window = 1024 * 1024;
+	for (i = 0; i < 4; i++) {
+		sshbuf_reset(c->output);
+		ASSERT_INT_EQ(sshbuf_put(c->output, "x", 1), 0);
+		ASSERT_INT_EQ(ssh_packet_send_data(client, c->self, data,
+		    1000), 0);
+		p = ssh_output_ptr(client, &len);
+		ASSERT_PTR_NE(bad = malloc(len), NULL);
+		memcpy(bad, p, len);
+		/* in the header, the data, the padding, the tag */
+		bad[i == 0 ? 6 : i == 1 ? 500 : i == 2 ? len - 20 : len - 1] ^=
+		    0x10;
+		ASSERT_INT_EQ(ssh_output_consume(client, len), 0);
+		ASSERT_INT_EQ(ssh_input_append(server, bad, len), 0);
+		free(bad);
+		before_len = sshbuf_len(c->output);
+		ASSERT_INT_EQ(ssh_packet_next(server, &type),
+		    SSH_ERR_MAC_INVALID);
+		ASSERT_SIZE_T_EQ(sshbuf_len(c->output), before_len);
+		ASSERT_U_INT_EQ(c->local_window, 1024 * 1024);
+		/* the connection is dead now: start again for the next */
+		channel_free_all(server);
+		ssh_free(client);
+		ssh_free(server);
+		sshkey_free(key);
+		sshkey_free(pub);
+		client = server = NULL;
+		key = pub = NULL;
+		keyed_pair(cipher, mac, &client, &server, &key, &pub);
+		channel_init_channels(server);
+		ssh_dispatch_set(server, SSH2_MSG_CHANNEL_DATA,
+		    &channel_input_data);
+		ASSERT_PTR_NE(c = channel_new(server, "test", SSH_CHANNEL_OPEN,
+		    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE,
+		    "test", 1), NULL);
+	}
+ done:
+	sshbuf_free(want);
+	free(data);
+	channel_free_all(server);
+	ssh_free(client);
+	ssh_free(server);
+	sshkey_free(key);
+	sshkey_free(pub);
+}
+
+static void
+opened_tests(void)
+{
+	TEST_START("data packets: aes128-gcm, opened into the channel");
+	opened_case("aes128-gcm@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: aes256-gcm, opened into the channel");
+	opened_case("aes256-gcm@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: chacha20-poly1305, opened into the channel");
+	opened_case("chacha20-poly1305@openssh.com", "hmac-sha2-256", 1);
+	TEST_DONE();
+	TEST_START("data packets: aes128-ctr + EtM MAC go the old way");
+	opened_case("aes128-ctr", "hmac-sha2-256-etm@openssh.com", 0);
+	TEST_DONE();
+}
+
 /* window: getsockopt() calls of the window's code, counted */
 int __real_getsockopt(int, int, int, void *, socklen_t *);
 int __wrap_getsockopt(int, int, int, void *, socklen_t *);
@@ -730,6 +926,7 @@ tests(void)
 	poly1305_tests();
 	parts_tests();
 	direct_tests();
+	opened_tests();
 	window_tests();
 	loop_tests();
 	netread_tests();
