@@ -40,22 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static int devnull = -1;
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "agent_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /*
  * The helper's keys (reset_idtab(): each a key and its certificate),
  * parsed once and kept serialised: made again from these (a fraction of
@@ -77,10 +61,10 @@ templates(void)
 	reset_idtab();
 	TAILQ_FOREACH(id, &idtab->idlist, next) {
 		if (ntmpl == NTEMPLATES)
-			bad("more keys than templates");
+			fz_bad("more keys than templates");
 		if ((tmpl[ntmpl].key = sshbuf_new()) == NULL ||
 		    sshkey_private_serialize(id->key, tmpl[ntmpl].key) != 0)
-			bad("serialise");
+			fz_bad("serialise");
 		tmpl[ntmpl].comment = xstrdup(id->comment);
 		tmpl[ntmpl].sk = id->sk_provider != NULL;
 		ntmpl++;
@@ -136,7 +120,7 @@ reset_keys(void)
 		id = xcalloc(1, sizeof(Identity));
 		if ((b = sshbuf_fromb(tmpl[i].key)) == NULL ||
 		    sshkey_private_deserialize(b, &id->key) != 0)
-			bad("deserialise");
+			fz_bad("deserialise");
 		sshbuf_free(b);
 		id->comment = xstrdup(tmpl[i].comment);
 		if (tmpl[i].sk)
@@ -177,13 +161,13 @@ requests(const uint8_t *s, size_t slen, int lock)
 		nlen = sshbuf_len(sockets[0].input);
 		if (nlen != olen && lock) {
 			if (!locked)
-				bad("unlocked with a password no hash gives");
+				fz_bad("unlocked with a password no hash gives");
 			if (idtab->nentries != keys)
-				bad("locked, %d keys became %d", keys,
+				fz_bad("locked, %d keys became %d", keys,
 				    idtab->nentries);
 		}
 		if (nlen == olen && sshbuf_len(sockets[0].output) != out)
-			bad("an answer without a request");
+			fz_bad("an answer without a request");
 		if (nlen == 0 || nlen == olen)
 			break;
 	}
@@ -219,21 +203,8 @@ static void
 put_msg(struct sshbuf *m)
 {
 	if (sshbuf_put_stringb(seedbuf, m) != 0)
-		bad("seed");
+		fz_bad("seed");
 	sshbuf_reset(m);
-}
-
-static void
-write_seed(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "w")) == NULL ||
-	    fwrite(sshbuf_ptr(seedbuf), 1, sshbuf_len(seedbuf), f) !=
-	    sshbuf_len(seedbuf) || fclose(f) != 0)
-		bad("%s: %s", path, strerror(errno));
 }
 
 static void
@@ -247,14 +218,14 @@ write_seeds(const char *dir)
 
 	if ((seedbuf = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL ||
 	    (sid = sshbuf_new()) == NULL || (blob = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	/* a session id, and the host key's signature of it, as sshd makes */
 	if (sshbuf_put(sid, "0123456789abcdef0123456789abcdef", 32) != 0 ||
 	    sshkey_sign(key, &sigp, &siglen, sshbuf_ptr(sid), sshbuf_len(sid),
 	    NULL, NULL, NULL, 0) != 0 ||
 	    (sig = sshbuf_from(sigp, siglen)) == NULL ||
 	    sshkey_putb(key, blob) != 0)
-		bad("sign");
+		fz_bad("sign");
 	for (lock = 0; lock < 2; lock++) {
 		sshbuf_reset(seedbuf);
 		sshbuf_put_u8(seedbuf, lock);
@@ -265,7 +236,7 @@ write_seeds(const char *dir)
 		    sshbuf_put_stringb(m, sid) != 0 ||
 		    sshbuf_put_stringb(m, sig) != 0 ||
 		    sshbuf_put_u8(m, 1) != 0)		/* forwarding */
-			bad("compose");
+			fz_bad("compose");
 		put_msg(m);
 		/* ssh_fetch_identitylist() */
 		sshbuf_put_u8(m, SSH2_AGENTC_REQUEST_IDENTITIES);
@@ -280,7 +251,7 @@ write_seeds(const char *dir)
 		/* ssh_remove_all_identities() */
 		sshbuf_put_u8(m, SSH2_AGENTC_REMOVE_ALL_IDENTITIES);
 		put_msg(m);
-		write_seed(dir, lock ? "locked-session" : "session");
+		fz_write_seed(dir, lock ? "locked-session" : "session", seedbuf);
 	}
 	/* a locked agent and a session-bind of a forwarding */
 	sshbuf_reset(seedbuf);
@@ -292,14 +263,14 @@ write_seeds(const char *dir)
 	sshbuf_put_stringb(m, sig);
 	sshbuf_put_u8(m, 1);
 	put_msg(m);
-	write_seed(dir, "locked-bind");
+	fz_write_seed(dir, "locked-bind", seedbuf);
 	/* another extension while locked */
 	sshbuf_reset(seedbuf);
 	sshbuf_put_u8(seedbuf, 1);
 	sshbuf_put_u8(m, SSH_AGENTC_EXTENSION);
 	sshbuf_put_cstring(m, "query");
 	put_msg(m);
-	write_seed(dir, "locked-query");
+	fz_write_seed(dir, "locked-query", seedbuf);
 	free(sigp);
 	sshbuf_free(sig);
 	sshbuf_free(sid);

@@ -31,22 +31,6 @@
 int LLVMFuzzerInitialize(int *, char ***);
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "authopt_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /*
  * Not checked: that a refusal has a reason.  Upstream's handle_permit()
  * drops opt_dequote()'s (an unterminated permitopen="... is refused with
@@ -68,14 +52,14 @@ roundtrip(const struct sshauthopt *o)
 	struct sshbuf *b;
 
 	if ((b = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	if (sshauthopt_serialise(o, b, 0) != 0 ||
 	    sshauthopt_deserialise(b, &c) != 0)
-		bad("serialisation");
+		fz_bad("serialisation");
 	if (sshauthopt_permit_tun(c) != sshauthopt_permit_tun(o) ||
 	    c->restricted != o->restricted ||
 	    c->force_tun_device != o->force_tun_device)
-		bad("serialised options permit tunnels differently");
+		fz_bad("serialised options permit tunnels differently");
 	sshauthopt_free(c);
 	sshbuf_free(b);
 }
@@ -89,7 +73,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n;
 
 	if (s == NULL)
-		bad("malloc");
+		fz_bad("malloc");
 	memcpy(s, data, size);
 	s[size] = s[size + 1] = '\0';
 	n = strlen(s);
@@ -101,9 +85,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	if ((!sshauthopt_permit_tun(a) || !sshauthopt_permit_tun(b)) &&
 	    sshauthopt_permit_tun(m))
-		bad("a tunnel refused by one permitted by the merge");
+		fz_bad("a tunnel refused by one permitted by the merge");
 	if ((a->restricted || b->restricted) && !m->restricted)
-		bad("the merge is not restricted");
+		fz_bad("the merge is not restricted");
 	roundtrip(m);
 	sshauthopt_free(m);
  out:
@@ -152,7 +136,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		if ((f = fopen(path, "w")) == NULL ||
 		    fwrite(seeds[i].s, 1, seeds[i].len, f) != seeds[i].len ||
 		    fclose(f) != 0)
-			bad("%s", path);
+			fz_bad("%s", path);
 	}
 	fflush(NULL);
 	_exit(0);

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -234,10 +235,40 @@ crypto_free(void *p, const char *file, int line)
 }
 #endif
 
+static const char *fz_progname = "fuzz harness";
+
+void
+fz_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", fz_progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	abort();
+}
+
+void
+fz_write_seed(const char *dir, const char *name, const struct sshbuf *b)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL ||
+	    fwrite(sshbuf_ptr(b), 1, sshbuf_len(b), f) != sshbuf_len(b) ||
+	    fclose(f) != 0)
+		fz_bad("%s: %s", path, strerror(errno));
+}
+
 void
 fz_init(const char *progname)
 {
 	const char *v = getenv("HPN_FUZZ_LOG");
+
+	fz_progname = progname;
 
 #ifdef WITH_OPENSSL
 	if (CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc,

@@ -41,6 +41,13 @@ extern volatile int fz_armed;
 })
 
 void	fz_init(const char *progname);
+/* A harness's own error (not the code's): "progname: ...", then abort(). */
+void	fz_bad(const char *, ...)
+	    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
+/* b written to DIR/NAME (HPN_FUZZ_SEEDS), or fz_bad(). */
+struct sshbuf;
+void	fz_write_seed(const char *dir, const char *name,
+	    const struct sshbuf *b);
 void	fz_step_begin(void);
 void	fz_step_end(int failed);
 size_t	fz_step_release(void);

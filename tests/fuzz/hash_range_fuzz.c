@@ -51,22 +51,6 @@ static const char *names[NFILES] = {
 	"file", "big", "empty", "dir", "write-only"
 };
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "hash_range_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 static int
 memfile(const char *name, size_t data, off_t size)
 {
@@ -77,11 +61,11 @@ memfile(const char *name, size_t data, off_t size)
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)(i * 13 + i / 256);
 	if ((fd = memfd_create(name, 0)) == -1)
-		bad("memfd_create: %s", strerror(errno));
+		fz_bad("memfd_create: %s", strerror(errno));
 	if (data > 0 && write(fd, buf, data) != (ssize_t)data)
-		bad("write: %s", strerror(errno));
+		fz_bad("write: %s", strerror(errno));
 	if (size > (off_t)data && ftruncate(fd, size) != 0)
-		bad("ftruncate: %s", strerror(errno));
+		fz_bad("ftruncate: %s", strerror(errno));
 	return fd;
 }
 
@@ -100,16 +84,16 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fds[1] = memfile("big", 4096, 1024 * 1024 + 4096);
 	fds[2] = memfile("empty", 0, 0);
 	if ((fds[3] = open("/", O_RDONLY|O_DIRECTORY)) == -1)
-		bad("open /: %s", strerror(errno));
+		fz_bad("open /: %s", strerror(errno));
 	if ((fds[4] = mkstemp(path)) == -1)
-		bad("mkstemp: %s", strerror(errno));
+		fz_bad("mkstemp: %s", strerror(errno));
 	unlink(path);		/* opened O_RDWR by mkstemp: reopen write-only */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[4]);
 	{
 		int w = open(path, O_WRONLY);
 
 		if (w == -1)
-			bad("open %s: %s", path, strerror(errno));
+			fz_bad("open %s: %s", path, strerror(errno));
 		close(fds[4]);
 		fds[4] = w;
 	}
@@ -142,40 +126,40 @@ check_ok(const struct req *q, int fd, struct sshbuf *m)
 	int r;
 
 	if (!q->whole)
-		bad("OK for a request cut short");
+		fz_bad("OK for a request cut short");
 	if (q->alen > 256 || q->len > HPN_HASH_RANGE_MAX ||
 	    q->off > INT64_MAX - q->len ||
 	    (q->piece != 0 && q->piece < HPN_HASH_PIECE_MIN &&
 	    q->piece < q->len))
-		bad("OK for a request out of bounds (%llu at %llu by %u)",
+		fz_bad("OK for a request out of bounds (%llu at %llu by %u)",
 		    (unsigned long long)q->len, (unsigned long long)q->off,
 		    q->piece);
 	if (sshbuf_get_u8(m, &type) != 0 || type != SSH2_FXP_EXTENDED_REPLY ||
 	    sshbuf_get_u32(m, &id) != 0 || id != 7 ||
 	    sshbuf_get_cstring(m, &alg, NULL) != 0 ||
 	    sshbuf_get_u64(m, &rdone) != 0 || sshbuf_get_u32(m, &n) != 0)
-		bad("reply malformed");
+		fz_bad("reply malformed");
 	if ((want = hpn_hash_pick(q->algs)) == NULL || strcmp(alg, want) != 0)
-		bad("%s for \"%s\"", alg, q->algs);
+		fz_bad("%s for \"%s\"", alg, q->algs);
 	if (piece == 0 || piece > q->len)
 		piece = MAXIMUM(q->len, 1);
 	if (n != (q->len == 0 ? 1 : (q->len + piece - 1) / piece) ||
 	    n > HPN_HASH_PIECES_MAX)
-		bad("%u pieces for %llu bytes by %llu", n,
+		fz_bad("%u pieces for %llu bytes by %llu", n,
 		    (unsigned long long)q->len, (unsigned long long)piece);
 	for (i = 0; i < n; i++) {
 		off = (u_int64_t)i * piece;
 		if ((r = hpn_hash_range(fd, alg, q->off + off,
 		    MINIMUM(q->len - MINIMUM(q->len, off), piece), md, &mdlen,
 		    &done)) != 0)
-			bad("piece %u alone: %s", i, strerror(r));
+			fz_bad("piece %u alone: %s", i, strerror(r));
 		sum += done;
 		if (sshbuf_get_string_direct(m, &rmd, &rlen) != 0 ||
 		    rlen != mdlen || memcmp(rmd, md, mdlen) != 0)
-			bad("piece %u differs from its hash alone", i);
+			fz_bad("piece %u differs from its hash alone", i);
 	}
 	if (rdone != sum || rdone > q->len || sshbuf_len(m) != 0)
-		bad("%llu bytes said, %llu hashed, %llu asked",
+		fz_bad("%llu bytes said, %llu hashed, %llu asked",
 		    (unsigned long long)rdone, (unsigned long long)sum,
 		    (unsigned long long)q->len);
 	free(alg);
@@ -196,7 +180,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((req = sshbuf_from(data + 1, size - 1)) == NULL ||
 	    (peek = sshbuf_from(data + 1, size - 1)) == NULL ||
 	    (msg = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	q.whole = sshbuf_get_cstring(peek, &q.algs, &q.alen) == 0 &&
 	    sshbuf_get_u64(peek, &q.off) == 0 &&
 	    sshbuf_get_u64(peek, &q.len) == 0 &&
@@ -204,7 +188,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* no fatal() on this path: a step that fails is a finding */
 	if (FZ_STEP(status = hpn_hash_range_reply(req, fd,
 	    names[data[0] % NFILES], 7, msg)))
-		bad("fatal() in hpn_hash_range_reply()");
+		fz_bad("fatal() in hpn_hash_range_reply()");
 	switch (status) {
 	case SSH2_FX_OK:
 		check_ok(&q, fd, msg);
@@ -213,13 +197,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case SSH2_FX_OP_UNSUPPORTED:
 	case SSH2_FX_FAILURE:
 		if (sshbuf_len(msg) != 0)
-			bad("status %u with a reply composed", status);
+			fz_bad("status %u with a reply composed", status);
 		if (status == SSH2_FX_OP_UNSUPPORTED &&
 		    (!q.whole || hpn_hash_pick(q.algs) != NULL))
-			bad("OP_UNSUPPORTED for \"%s\"", q.algs ? q.algs : "");
+			fz_bad("OP_UNSUPPORTED for \"%s\"", q.algs ? q.algs : "");
 		break;
 	default:
-		bad("status %u", status);
+		fz_bad("status %u", status);
 	}
 	free(q.algs);
 	sshbuf_free(req);

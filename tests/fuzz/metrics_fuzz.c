@@ -57,22 +57,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static FILE *devnull;
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "metrics_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 static void
 check_summary(const struct hpn_mend *loc, const struct hpn_mend *rem,
     size_t len)
@@ -85,17 +69,17 @@ check_summary(const struct hpn_mend *loc, const struct hpn_mend *rem,
 	r = hpn_metrics_summary(loc, rem, buf, len);
 	if (r == -1) {
 		if (loc->n != 0 || rem->n != 0)
-			bad("no summary of %d and %d samples", loc->n, rem->n);
+			fz_bad("no summary of %d and %d samples", loc->n, rem->n);
 		return;
 	}
 	if (r != 0)
-		bad("summary returned %d", r);
+		fz_bad("summary returned %d", r);
 	if ((n = strnlen(buf, len)) >= len)
-		bad("summary not terminated in %zu bytes", len);
+		fz_bad("summary not terminated in %zu bytes", len);
 	if (memchr(buf, '\n', n) != NULL)
-		bad("summary of more than one line");
+		fz_bad("summary of more than one line");
 	if (len < sizeof(buf) && buf[len] != 'x')
-		bad("summary written past %zu bytes", len);
+		fz_bad("summary written past %zu bytes", len);
 }
 
 int
@@ -127,10 +111,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (hpn_metrics_reply(p, len, sent, now, &s) != 0)
 				break;
 			if (s.time < sent || s.time > now)
-				bad("answer stamped %f, asked %f, taken %f",
+				fz_bad("answer stamped %f, asked %f, taken %f",
 				    s.time, sent, now);
 			if ((s.have >> HPN_M_NCOLS) != 0)
-				bad("unknown columns 0x%llx",
+				fz_bad("unknown columns 0x%llx",
 				    (unsigned long long)s.have);
 			hpn_msample_row(devnull, &s);
 			hpn_mend_add(&rem, &s);
@@ -154,7 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			answered += hpn_metrics_bucket(&tokens, &last, now);
 			if (answered > HPN_M_ANSWER_BURST +
 			    (now - start) * HPN_M_ANSWER_RATE + 1e-6)
-				bad("%llu answers in %f s",
+				fz_bad("%llu answers in %f s",
 				    (unsigned long long)answered, now - start);
 			break;
 		case 3:
@@ -182,7 +166,7 @@ seed(const char *dir, const char *name, struct sshbuf *b)
 	if ((f = fopen(path, "w")) == NULL ||
 	    fwrite(sshbuf_ptr(b), 1, sshbuf_len(b), f) != sshbuf_len(b) ||
 	    fclose(f) != 0)
-		bad("%s: %s", path, strerror(errno));
+		fz_bad("%s: %s", path, strerror(errno));
 }
 
 /* An answer operation: s as hpnsshd composes it. */
@@ -193,13 +177,13 @@ put_answer(struct sshbuf *b, const struct hpn_msample *s, u_int16_t ms)
 	int r;
 
 	if ((a = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	if ((r = hpn_msample_put(a, s)) != 0 ||
 	    (r = sshbuf_put_u8(b, 0)) != 0 ||
 	    (r = sshbuf_put_u16(b, ms)) != 0 ||
 	    (r = sshbuf_put_u16(b, sshbuf_len(a))) != 0 ||
 	    (r = sshbuf_putb(b, a)) != 0)
-		bad("compose: %s", ssh_err(r));
+		fz_bad("compose: %s", ssh_err(r));
 	sshbuf_free(a);
 }
 
@@ -221,7 +205,7 @@ tcp_pair(int *a, int *b)
 	    (*a = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
 	    connect(*a, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
 	    (*b = accept(l, NULL, NULL)) == -1)
-		bad("loopback: %s", strerror(errno));
+		fz_bad("loopback: %s", strerror(errno));
 	close(l);
 }
 
@@ -236,18 +220,18 @@ write_seeds(const char *dir)
 
 	tcp_pair(&a, &c);
 	if ((ssh = ssh_packet_set_connection(NULL, c, c)) == NULL)
-		bad("ssh_packet_set_connection");
+		fz_bad("ssh_packet_set_connection");
 	/* a session's samples: at its start, as data flows, at its end */
 	memset(buf, 'd', sizeof(buf));
 	for (i = 0; i < 4; i++) {
 		hpn_metrics_take(ssh, &s[i]);
 		if (write(a, buf, sizeof(buf)) != sizeof(buf) ||
 		    read(c, buf, sizeof(buf)) <= 0)
-			bad("loopback: %s", strerror(errno));
+			fz_bad("loopback: %s", strerror(errno));
 		usleep(20000);
 	}
 	if ((b = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	put_answer(b, &s[0], 12);
 	seed(dir, "one-answer", b);
 	for (i = 1; i < 4; i++) {
@@ -285,10 +269,10 @@ write_seeds(const char *dir)
 	/* hpnsshd behind a pipe (inetd-like): no TCP fields */
 	if (pipe(p) != 0 ||
 	    (ssh = ssh_packet_set_connection(NULL, p[0], p[1])) == NULL)
-		bad("pipe: %s", strerror(errno));
+		fz_bad("pipe: %s", strerror(errno));
 	hpn_metrics_take(ssh, &s[0]);
 	if ((b = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	put_answer(b, &s[0], 3);
 	seed(dir, "no-tcp", b);
 	sshbuf_free(b);
@@ -304,7 +288,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fz_init("metrics_fuzz");
 	if ((devnull = fopen("/dev/null", "w")) == NULL)
-		bad("/dev/null: %s", strerror(errno));
+		fz_bad("/dev/null: %s", strerror(errno));
 	if (dir != NULL) {
 		write_seeds(dir);
 		fflush(NULL);

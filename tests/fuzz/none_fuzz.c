@@ -43,22 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static __typeof__(none) none_fresh;	/* hpn-none.c's state at start */
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "none_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /* No key exchange method runs here: the negotiation is what matters. */
 static int
 kex_method(struct ssh *ssh)
@@ -80,7 +64,7 @@ frame(struct sshbuf *b, const u_char *payload, size_t len)
 	    (r = sshbuf_put_u8(b, pad)) != 0 ||
 	    (r = sshbuf_put(b, payload, len)) != 0 ||
 	    (r = sshbuf_put(b, zero, pad)) != 0)
-		bad("frame: %s", ssh_err(r));
+		fz_bad("frame: %s", ssh_err(r));
 }
 
 /* A connection of either end, its first key exchange done. */
@@ -96,14 +80,14 @@ connection(int server, const u_char *banner, size_t blen)
 
 	if ((fd = open("/dev/null", O_RDWR)) == -1 ||
 	    (ssh = ssh_packet_set_connection(NULL, fd, fd)) == NULL)
-		bad("connection");
+		fz_bad("connection");
 	ssh->kex->server = server;
 	if ((r = sshbuf_put(server ? ssh->kex->client_version :
 	    ssh->kex->server_version, banner, blen)) != 0 ||
 	    (r = sshbuf_put(server ? ssh->kex->server_version :
 	    ssh->kex->client_version, ours, strlen(ours))) != 0 ||
 	    (r = kex_prop2buf(ssh->kex->my, server ? sprop : prop)) != 0)
-		bad("kex: %s", ssh_err(r));
+		fz_bad("kex: %s", ssh_err(r));
 	for (i = 0; i < KEX_MAX; i++)
 		ssh->kex->kex[i] = kex_method;
 	/* as after the first NEWKEYS and authentication */
@@ -135,19 +119,19 @@ newkeys(struct ssh *ssh, int authed, int pty)
 		is_none = nk->enc.name != NULL &&
 		    strcmp(nk->enc.name, "none") == 0;
 		if (hpn_mac_is_none(&nk->mac) && !is_none)
-			bad("none MAC with %s", nk->enc.name);
+			fz_bad("none MAC with %s", nk->enc.name);
 		if (is_none && (!authed || pty))
-			bad("none taken %s", pty ? "after a pty" :
+			fz_bad("none taken %s", pty ? "after a pty" :
 			    "before authentication");
 		if (is_none && !none.active[mode])
-			bad("none taken, not active");
+			fz_bad("none taken, not active");
 		hpn_none_rekey_blocks(&nk->enc, 1 << 30, &hard, &max);
 		if (is_none && hard != 0)
-			bad("none with a block limit");
+			fz_bad("none with a block limit");
 	}
 	if (hpn_none_active() != (none.active[MODE_IN] ||
 	    none.active[MODE_OUT]))
-		bad("hpn_none_active() says otherwise");
+		fz_bad("hpn_none_active() says otherwise");
 	/* the exchange is over (kex_input_newkeys()) */
 	for (mode = 0; mode < MODE_MAX; mode++) {
 		kex_free_newkeys(ssh->kex->newkeys[mode]);
@@ -184,7 +168,7 @@ session(struct fz_in *in)
 			if (fz_bytes(in, 8192, &p, &len) != 0)
 				break;
 			if ((b = sshbuf_new()) == NULL)
-				bad("sshbuf_new");
+				fz_bad("sshbuf_new");
 			frame(b, p, len);
 			r = ssh_packet_process_incoming(ssh,
 			    (const char *)sshbuf_ptr(b), sshbuf_len(b));
@@ -229,7 +213,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the lowest free descriptor: the same after the input */
 	if ((base_fd = dup(0)) == -1)
-		bad("dup: %s", strerror(errno));
+		fz_bad("dup: %s", strerror(errno));
 	close(base_fd);
 	failed = FZ_STEP(session(&in));
 	fz_connection_free(ssh_now);
@@ -239,7 +223,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (failed)
 		fz_step_release();
 	if ((fd = dup(0)) != base_fd)
-		bad("descriptor %d free after the input, %d before", fd,
+		fz_bad("descriptor %d free after the input, %d before", fd,
 		    base_fd);
 	close(fd);
 	return 0;
@@ -264,9 +248,9 @@ take_sent(struct ssh *ssh, u_char type, struct sshbuf *into)
 		pad = d[4];
 		if (d[5] == type && sshbuf_put(into, d + 5,
 		    plen - 1 - pad) != 0)
-			bad("take");
+			fz_bad("take");
 		if (sshbuf_consume(out, 4 + plen) != 0)
-			bad("consume");
+			fz_bad("consume");
 	}
 }
 
@@ -276,7 +260,7 @@ put_packet(struct sshbuf *payload)
 	if (sshbuf_put_u8(seedbuf, 0) != 0 ||
 	    sshbuf_put_u16(seedbuf, sshbuf_len(payload)) != 0 ||
 	    sshbuf_putb(seedbuf, payload) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
@@ -286,27 +270,14 @@ put_head(u_int8_t flags, const char *banner)
 	if (sshbuf_put_u8(seedbuf, flags) != 0 ||
 	    sshbuf_put_u16(seedbuf, strlen(banner)) != 0 ||
 	    sshbuf_put(seedbuf, banner, strlen(banner)) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
 put_op(u_int8_t op)
 {
 	if (sshbuf_put_u8(seedbuf, op) != 0)
-		bad("seed");
-}
-
-static void
-write_seed(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "w")) == NULL ||
-	    fwrite(sshbuf_ptr(seedbuf), 1, sshbuf_len(seedbuf), f) !=
-	    sshbuf_len(seedbuf) || fclose(f) != 0)
-		bad("%s: %s", path, strerror(errno));
+		fz_bad("seed");
 }
 
 static void
@@ -325,7 +296,7 @@ write_seeds(const char *dir)
 	    (ext0 = sshbuf_new()) == NULL || (skex = sshbuf_new()) == NULL ||
 	    (ckex = sshbuf_new()) == NULL || (dflt = sshbuf_new()) == NULL ||
 	    (ckex_hpnssh = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	/* hpnsshd's EXT_INFO in authentication, NoneEnabled/NoneMacEnabled */
 	for (mac = 0; mac < 2; mac++) {
 		none = none_fresh;
@@ -334,14 +305,14 @@ write_seeds(const char *dir)
 		ssh->kex->server_sig_algs = xstrdup("ssh-ed25519,rsa-sha2-512");
 		hpn_none_server_config(1, mac);
 		if (kex_server_update_ext_info(ssh) != 0)
-			bad("ext_info");
+			fz_bad("ext_info");
 		sshbuf_reset(mac ? ext : ext0);
 		take_sent(ssh, SSH2_MSG_EXT_INFO, mac ? ext : ext0);
 		/* and its KEXINIT once it allows none */
 		if (mac) {
 			hpn_none_server_allow(ssh, "user");
 			if (kex_send_kexinit(ssh) != 0)
-				bad("kexinit");
+				fz_bad("kexinit");
 			take_sent(ssh, SSH2_MSG_KEXINIT, skex);
 		}
 		ssh_packet_free(ssh);
@@ -364,7 +335,7 @@ write_seeds(const char *dir)
 	ssh = connection(0, (const u_char *)stock, strlen(stock));
 	if (kex_prop2buf(ssh->kex->my, cprop) != 0 ||
 	    kex_send_kexinit(ssh) != 0)
-		bad("kexinit");
+		fz_bad("kexinit");
 	take_sent(ssh, SSH2_MSG_KEXINIT, dflt);
 	ssh_packet_free(ssh);
 	none = none_fresh;
@@ -375,38 +346,38 @@ write_seeds(const char *dir)
 	put_op(1);
 	put_packet(skex);
 	put_op(3);
-	write_seed(dir, "client-switch-mac");
+	fz_write_seed(dir, "client-switch-mac", seedbuf);
 	put_head(0x0a, hpn);
 	put_packet(ext0);
 	put_op(1);
 	put_packet(skex);
 	put_op(3);
-	write_seed(dir, "client-switch");
+	fz_write_seed(dir, "client-switch", seedbuf);
 	put_head(0x0a, hpnssh_dash);	/* HPN-SSH: no EXT_INFO, none first */
 	put_op(1);
 	put_packet(skex);
 	put_op(3);
-	write_seed(dir, "client-hpnssh");
+	fz_write_seed(dir, "client-hpnssh", seedbuf);
 	put_head(0x0a, hpnssh);		/* HPN-SSH 18.8's banner */
 	put_op(1);
 	put_packet(skex);
 	put_op(3);
-	write_seed(dir, "client-hpnssh-18.8");
+	fz_write_seed(dir, "client-hpnssh-18.8", seedbuf);
 	put_head(0x0a, stock);		/* a stock server: no switch */
 	put_op(1);
 	put_packet(dflt);
 	put_op(3);
-	write_seed(dir, "client-stock");
+	fz_write_seed(dir, "client-stock", seedbuf);
 	put_head(0x1a, hpn);		/* a tty: no switch */
 	put_packet(ext0);
 	put_op(1);
-	write_seed(dir, "client-tty");
+	fz_write_seed(dir, "client-tty", seedbuf);
 	/* hpnsshd: the client's switch, allowed or not, a pty */
 	put_head(0x07, hpn);		/* NoneEnabled, NoneMacEnabled */
 	put_op(1);
 	put_packet(ckex);
 	put_op(3);
-	write_seed(dir, "server-allow-mac");
+	fz_write_seed(dir, "server-allow-mac", seedbuf);
 	put_head(0x03, hpn);
 	put_op(1);
 	put_packet(ckex);
@@ -414,27 +385,27 @@ write_seeds(const char *dir)
 	put_op(2);
 	put_packet(ckex);
 	put_op(3);
-	write_seed(dir, "server-pty-after");
+	fz_write_seed(dir, "server-pty-after", seedbuf);
 	put_head(0x03, hpnssh_dash);
 	put_op(1);
 	put_op(2);
 	put_packet(ckex_hpnssh);
 	put_op(3);
-	write_seed(dir, "server-pty-first");
+	fz_write_seed(dir, "server-pty-first", seedbuf);
 	put_head(0x01, hpn);		/* not enabled */
 	put_op(1);
 	put_packet(ckex);
 	put_op(3);
-	write_seed(dir, "server-not-enabled");
+	fz_write_seed(dir, "server-not-enabled", seedbuf);
 	put_head(0x03, hpn);		/* none before authentication */
 	put_packet(ckex);
 	put_op(3);
-	write_seed(dir, "server-preauth");
+	fz_write_seed(dir, "server-preauth", seedbuf);
 	put_head(0x03, stock);		/* a stock client: none never added */
 	put_op(1);
 	put_packet(dflt);
 	put_op(3);
-	write_seed(dir, "server-stock");
+	fz_write_seed(dir, "server-stock", seedbuf);
 	sshbuf_free(ext);
 	sshbuf_free(ext0);
 	sshbuf_free(skex);

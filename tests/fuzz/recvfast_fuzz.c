@@ -68,22 +68,6 @@ static const struct {
 static struct sshbuf *sender_state[NSUITES], *receiver_state[NSUITES];
 static u_char filler[DATA_MAX];
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "recvfast_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /* Move what from has to send to to's input. */
 static void
 transfer(struct ssh *from, struct ssh *to)
@@ -94,7 +78,7 @@ transfer(struct ssh *from, struct ssh *to)
 	p = ssh_output_ptr(from, &len);
 	if (len > 0 && (ssh_input_append(to, p, len) != 0 ||
 	    ssh_output_consume(from, len) != 0))
-		bad("transfer");
+		fz_bad("transfer");
 }
 
 static void
@@ -109,7 +93,7 @@ make_keys(u_int i)
 
 	if (sshkey_generate(KEY_ED25519, 0, &key) != 0 ||
 	    sshkey_from_private(key, &pub) != 0)
-		bad("keys");
+		fz_bad("keys");
 	memcpy(params.proposal, prop, sizeof(prop));
 	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
 	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)suites[i].cipher;
@@ -121,23 +105,23 @@ make_keys(u_int i)
 	    ssh_init(&server, 1, &params) != 0 ||
 	    ssh_add_hostkey(server, key) != 0 ||
 	    ssh_add_hostkey(client, pub) != 0)
-		bad("ssh_init");
+		fz_bad("ssh_init");
 	for (n = 0; n < 100 && (!server->kex->done || !client->kex->done);
 	    n++) {
 		if (ssh_packet_next(server, &type) != 0)
-			bad("kex server");
+			fz_bad("kex server");
 		transfer(server, client);
 		if (ssh_packet_next(client, &type) != 0)
-			bad("kex client");
+			fz_bad("kex client");
 		transfer(client, server);
 	}
 	if (!server->kex->done || !client->kex->done)
-		bad("kex not done");
+		fz_bad("kex not done");
 	if ((sender_state[i] = sshbuf_new()) == NULL ||
 	    (receiver_state[i] = sshbuf_new()) == NULL ||
 	    ssh_packet_get_state(client, sender_state[i]) != 0 ||
 	    ssh_packet_get_state(server, receiver_state[i]) != 0)
-		bad("get_state");
+		fz_bad("get_state");
 	ssh_free(client);
 	ssh_free(server);
 	sshkey_free(key);
@@ -166,12 +150,12 @@ restore(struct sshbuf *blob, int server)
 	/* no ssh_init(): its proposals are not used, the state's kex is */
 	if ((ssh = ssh_packet_set_connection(NULL, -1, -1)) == NULL ||
 	    (copy = sshbuf_fromb(blob)) == NULL)
-		bad("restore");
+		fz_bad("restore");
 	if (server)
 		ssh_packet_set_server(ssh);
 	/* ssh_packet_set_state() consumes its copy */
 	if (ssh_packet_set_state(ssh, copy) != 0)
-		bad("set_state");
+		fz_bad("set_state");
 	sshbuf_free(copy);
 	ssh_packet_set_authenticated(ssh);
 	return ssh;
@@ -192,7 +176,7 @@ peer_setup(struct peer *p, u_int suite, int direct, u_int window,
 	    (p->c = channel_new(p->ssh, "fuzzed", SSH_CHANNEL_OPEN, -1, -1,
 	    -1, window, maxpacket, CHAN_EXTENDED_IGNORE, "fuzzed",
 	    1)) == NULL)
-		bad("channel_new");
+		fz_bad("channel_new");
 }
 
 static void
@@ -256,19 +240,19 @@ compare(struct peer *a, struct peer *b)
 	Channel *ca = a->c, *cb = b->c;
 
 	if (a->dead != b->dead)
-		bad("outcome: direct %d, upstream %d", a->dead, b->dead);
+		fz_bad("outcome: direct %d, upstream %d", a->dead, b->dead);
 	if (a->dead == 1)
 		return;		/* closed by fatal(): freed */
 	if (sshbuf_len(ca->output) != sshbuf_len(cb->output) ||
 	    memcmp(sshbuf_ptr(ca->output), sshbuf_ptr(cb->output),
 	    sshbuf_len(ca->output)) != 0)
-		bad("output: direct %zu bytes, upstream %zu",
+		fz_bad("output: direct %zu bytes, upstream %zu",
 		    sshbuf_len(ca->output), sshbuf_len(cb->output));
 	if (ca->local_window != cb->local_window ||
 	    ca->local_window_exceeded != cb->local_window_exceeded ||
 	    ca->local_consumed != cb->local_consumed ||
 	    ca->hpn_rx != cb->hpn_rx)
-		bad("accounting: window %u/%u excess %u/%u consumed %u/%u "
+		fz_bad("accounting: window %u/%u excess %u/%u consumed %u/%u "
 		    "rx %llu/%llu", ca->local_window, cb->local_window,
 		    ca->local_window_exceeded, cb->local_window_exceeded,
 		    ca->local_consumed, cb->local_consumed,
@@ -297,7 +281,7 @@ send_frame(struct ssh *s, u_char padlen, u_char type, u_int32_t id,
 	u_char *cp;
 
 	if ((plain = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	body = 1 + 1 + 4 + 4 + dlen + pad;
 	if (sshbuf_put_u32(plain, len_given ? len_field : (u_int32_t)body) ||
 	    sshbuf_put_u8(plain, padlen) != 0 ||
@@ -306,17 +290,17 @@ send_frame(struct ssh *s, u_char padlen, u_char type, u_int32_t id,
 	    sshbuf_put_u32(plain, dlen_field) != 0 ||
 	    sshbuf_put(plain, data, dlen) != 0 ||
 	    sshbuf_reserve(plain, pad, &cp) != 0)
-		bad("frame");
+		fz_bad("frame");
 	memset(cp, 0xa5, pad);
 	/* encrypted as it stands: a length that disagrees is the peer's */
 	if (sshbuf_reserve(st->output, 4 + body + authlen + maclen, &cp) != 0)
-		bad("reserve");
+		fz_bad("reserve");
 	if (cipher_crypt(st->send_context, st->p_send.seqnr, cp,
 	    sshbuf_ptr(plain), body, 4, authlen) != 0)
-		bad("cipher_crypt %zu", body);
+		fz_bad("cipher_crypt %zu", body);
 	if (maclen != 0 && mac_compute(mac, st->p_send.seqnr, cp, 4 + body,
 	    cp + 4 + body, maclen) != 0)
-		bad("mac");
+		fz_bad("mac");
 	st->p_send.seqnr++;
 	sshbuf_free(plain);
 }
@@ -386,13 +370,13 @@ run(struct fz_in *in)
 			out = ssh_output_ptr(s, &len);
 			if (len > 0) {
 				if ((flip = malloc(len)) == NULL)
-					bad("malloc");
+					fz_bad("malloc");
 				memcpy(flip, out, len);
 				flip[v % len] ^= (u_char)(1 << ((v >> 24) % 8));
 				if (ssh_input_append(a.ssh, flip, len) != 0 ||
 				    ssh_input_append(b.ssh, flip, len) != 0 ||
 				    ssh_output_consume(s, len) != 0)
-					bad("deliver");
+					fz_bad("deliver");
 				free(flip);
 			}
 			goto read;
@@ -401,7 +385,7 @@ run(struct fz_in *in)
 			if (len > 0 && (ssh_input_append(a.ssh, out, len) ||
 			    ssh_input_append(b.ssh, out, len) ||
 			    ssh_output_consume(s, len) != 0))
-				bad("deliver");
+				fz_bad("deliver");
  read:
 			peer_read(&a);
 			peer_read(&b);
@@ -413,7 +397,7 @@ run(struct fz_in *in)
 			    sshbuf_len(a.c->output)) != 0 ||
 			    sshbuf_consume(b.c->output,
 			    sshbuf_len(b.c->output)) != 0)
-				bad("consume");
+				fz_bad("consume");
 			break;
 		case 5:		/* the channel's window and packet size */
 			if (fz_u32(in, &window) != 0 ||
@@ -442,7 +426,7 @@ run(struct fz_in *in)
 			if (len > 0 && (ssh_input_append(a.ssh, out, len) ||
 			    ssh_input_append(b.ssh, out, len) ||
 			    ssh_output_consume(s, len) != 0))
-				bad("deliver");
+				fz_bad("deliver");
 			goto read;
 		}
 	}
@@ -451,7 +435,7 @@ run(struct fz_in *in)
 	if (len > 0 && (ssh_input_append(a.ssh, out, len) ||
 	    ssh_input_append(b.ssh, out, len) ||
 	    ssh_output_consume(s, len) != 0))
-		bad("deliver");
+		fz_bad("deliver");
 	peer_read(&a);
 	peer_read(&b);
 	compare(&a, &b);
@@ -478,21 +462,21 @@ static void
 seed_u8(uint8_t v)
 {
 	if (sshbuf_put_u8(seedbuf, v) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
 seed_u16(uint16_t v)
 {
 	if (sshbuf_put_u16(seedbuf, v) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
 seed_u32(uint32_t v)
 {
 	if (sshbuf_put_u32(seedbuf, v) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
@@ -500,20 +484,13 @@ seed_bytes(const void *p, uint16_t len)
 {
 	seed_u16(len);
 	if (sshbuf_put(seedbuf, p, len) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
 write_seed(const char *dir, const char *name)
 {
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "w")) == NULL ||
-	    fwrite(sshbuf_ptr(seedbuf), 1, sshbuf_len(seedbuf), f) !=
-	    sshbuf_len(seedbuf) || fclose(f) != 0)
-		bad("%s: %s", path, strerror(errno));
+	fz_write_seed(dir, name, seedbuf);
 	sshbuf_reset(seedbuf);
 }
 
@@ -525,7 +502,7 @@ write_seeds(const char *dir)
 	u_int suite, i;
 
 	if ((seedbuf = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	for (suite = 0; suite < NSUITES; suite++) {
 		/* bulk: packets of 32 KiB within a 2 MiB window */
 		seed_u8(suite);

@@ -41,22 +41,6 @@ static struct {
 	int open;
 } model[HANDLES];
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "sftp_ref_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 static int
 model_resolve(const u_char *s, size_t len)
 {
@@ -83,7 +67,7 @@ resolve(const u_char *s, size_t len)
 	got = hpn_sftp_ref_resolve(s, len);
 	want = model_resolve(s, len);
 	if (got != want)
-		bad("a %zu-byte handle resolved to %d, not %d", len, got,
+		fz_bad("a %zu-byte handle resolved to %d, not %d", len, got,
 		    want);
 }
 
@@ -142,7 +126,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					ids[i] = 0;
 			len = hpn_sftp_ref_make(ref, ids, n);
 			if (len != 1 + 4 * (size_t)n)
-				bad("a reference to %u ids of %zu bytes", n, len);
+				fz_bad("a reference to %u ids of %zu bytes", n, len);
 			resolve(ref, len);
 			break;
 		}

@@ -518,22 +518,6 @@ fz_ftruncate(int fd, off_t len)
 
 /* --- the oracle ------------------------------------------------------- */
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "sftp_server_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /* The request at the head of the input queue, as far as we check it. */
 struct req {
 	int complete;		/* a whole message is there */
@@ -616,33 +600,33 @@ check_hashes(const struct req *q, struct sshbuf *m)
 	int r;
 
 	if (q->handle < 0 || !handle_is_ok(q->handle, HANDLE_FILE))
-		bad("hash-range answered for a handle that is not a file's");
+		fz_bad("hash-range answered for a handle that is not a file's");
 	if (sshbuf_get_cstring(m, &alg, NULL) != 0 ||
 	    sshbuf_get_u64(m, &rdone) != 0 || sshbuf_get_u32(m, &n) != 0)
-		bad("hash-range reply malformed");
+		fz_bad("hash-range reply malformed");
 	if (piece == 0 || piece > q->len)
 		piece = MAXIMUM(q->len, 1);
 	if (n != (q->len == 0 ? 1 : (q->len + piece - 1) / piece) ||
 	    n > HPN_HASH_PIECES_MAX)
-		bad("hash-range: %u pieces for %llu bytes by %llu", n,
+		fz_bad("hash-range: %u pieces for %llu bytes by %llu", n,
 		    (unsigned long long)q->len, (unsigned long long)piece);
 	if (hpn_hash_pick(q->algs) == NULL ||
 	    strcmp(alg, hpn_hash_pick(q->algs)) != 0)
-		bad("hash-range: %s for \"%s\"", alg, q->algs);
+		fz_bad("hash-range: %s for \"%s\"", alg, q->algs);
 	for (i = 0; i < n; i++) {
 		off = (u_int64_t)i * piece;
 		if ((r = hpn_hash_range(handles[q->handle].fd, alg,
 		    q->off + off, MINIMUM(q->len - MINIMUM(q->len, off),
 		    piece), md, &mdlen, &done)) != 0)
-			bad("hash-range: piece %u alone: %s", i, strerror(r));
+			fz_bad("hash-range: piece %u alone: %s", i, strerror(r));
 		sum += done;
 		if (sshbuf_get_string_direct(m, &rmd, &rlen) != 0 ||
 		    rlen != mdlen || memcmp(rmd, md, mdlen) != 0)
-			bad("hash-range: piece %u differs from its hash alone",
+			fz_bad("hash-range: piece %u differs from its hash alone",
 			    i);
 	}
 	if (rdone != sum || rdone > q->len || sshbuf_len(m) != 0)
-		bad("hash-range: %llu bytes said, %llu hashed, %llu asked",
+		fz_bad("hash-range: %llu bytes said, %llu hashed, %llu asked",
 		    (unsigned long long)rdone, (unsigned long long)sum,
 		    (unsigned long long)q->len);
 	free(alg);
@@ -662,11 +646,11 @@ check_replies(const struct req *q)
 		cp = sshbuf_ptr(oqueue);
 		if (sshbuf_len(oqueue) < 5 ||
 		    (mlen = PEEK_U32(cp)) < 1 || sshbuf_len(oqueue) < 4 + mlen)
-			bad("a reply is cut short");
+			fz_bad("a reply is cut short");
 		type = cp[4];
 		if (type != SSH2_FXP_VERSION &&
 		    (mlen < 5 || PEEK_U32(cp + 5) != q->id))
-			bad("reply %u to request %u of type %u", mlen < 5 ?
+			fz_bad("reply %u to request %u of type %u", mlen < 5 ?
 			    0 : PEEK_U32(cp + 5), q->id, q->type);
 		if (q->hash && type == SSH2_FXP_EXTENDED_REPLY) {
 			if ((m = sshbuf_from(cp + 9, mlen - 5)) == NULL)
@@ -679,11 +663,11 @@ check_replies(const struct req *q)
 		n++;
 	}
 	if (!q->known && n != 0)
-		bad("%u replies to unknown request type %u", n, q->type);
+		fz_bad("%u replies to unknown request type %u", n, q->type);
 	if (q->known && n != 1)
-		bad("%u replies to request %u of type %u", n, q->id, q->type);
+		fz_bad("%u replies to request %u of type %u", n, q->id, q->type);
 	if (q->type == SSH2_FXP_INIT && type != SSH2_FXP_VERSION)
-		bad("INIT answered by type %u", type);
+		fz_bad("INIT answered by type %u", type);
 }
 
 /* --- the session ------------------------------------------------------ */
@@ -826,7 +810,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!q.complete)
 				ended = 1;	/* the rest never came */
 			else if (sshbuf_len(iqueue) != 0)
-				bad("%zu bytes of a request left",
+				fz_bad("%zu bytes of a request left",
 				    sshbuf_len(iqueue));
 			else
 				check_replies(&q);
@@ -843,7 +827,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fixture_make();
 	}
 	if ((fd = dup(0)) != base_fd)
-		bad("descriptor %d free after an input, %d before", fd,
+		fz_bad("descriptor %d free after an input, %d before", fd,
 		    base_fd);
 	close(fd);
 	return 0;

@@ -85,22 +85,6 @@ static __typeof__(hpn) hpn_fresh;	/* hpn-window.c's state at start */
 static struct sshbuf *chan_output;
 static int tcp[2] = { -1, -1 };		/* loopback: ours, the peer's */
 
-static void bad(const char *, ...)
-    __attribute__((noreturn)) __attribute__((format(printf, 1, 2)));
-
-static void
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "window_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
-}
-
 /* A connected loopback TCP pair. */
 static void
 tcp_pair(int *a, int *b)
@@ -119,10 +103,10 @@ tcp_pair(int *a, int *b)
 	    (*a = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
 	    connect(*a, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
 	    (*b = accept(l, NULL, NULL)) == -1)
-		bad("loopback: %s", strerror(errno));
+		fz_bad("loopback: %s", strerror(errno));
 	close(l);
 	if (fcntl(*b, F_SETFL, O_NONBLOCK) == -1)
-		bad("fcntl: %s", strerror(errno));
+		fz_bad("fcntl: %s", strerror(errno));
 }
 
 /* The peer's end of the loopback connection, read empty. */
@@ -149,7 +133,7 @@ frame(struct sshbuf *b, const u_char *payload, size_t len)
 	    (r = sshbuf_put_u8(b, pad)) != 0 ||
 	    (r = sshbuf_put(b, payload, len)) != 0 ||
 	    (r = sshbuf_put(b, zero, pad)) != 0)
-		bad("frame: %s", ssh_err(r));
+		fz_bad("frame: %s", ssh_err(r));
 }
 
 /*
@@ -165,7 +149,7 @@ peer_packet(struct ssh *ssh, const u_char *payload, size_t len)
 	int r, n;
 
 	if ((b = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	frame(b, payload, len);
 	r = ssh_packet_process_incoming(ssh, (const char *)sshbuf_ptr(b),
 	    sshbuf_len(b));
@@ -209,12 +193,12 @@ chan_new(const struct chan_start *cs)
 	c->datagram = (cs->kind & 2) != 0;
 	if ((c->input = sshbuf_new()) == NULL ||
 	    (c->extended = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	/* the consumer's backlog: one buffer of OUTPUT_MAX for all inputs
 	 * (its data is never read: only how much there is matters) */
 	c->output = chan_output;
 	if (sshbuf_consume(c->output, sshbuf_len(c->output)) != 0)
-		bad("consume");
+		fz_bad("consume");
 	return c;
 }
 
@@ -241,7 +225,7 @@ set_version(struct sshbuf *b, const u_char *v, size_t len)
 
 	sshbuf_reset(b);
 	if ((r = sshbuf_put(b, v, len)) != 0)
-		bad("version: %s", ssh_err(r));
+		fz_bad("version: %s", ssh_err(r));
 }
 
 /* The window check, as channel_check_window() makes it. */
@@ -256,12 +240,12 @@ window_check(struct ssh *ssh, Channel *c, u_int cap)
 		c->local_consumed = 0;
 	}
 	if (c->local_window_max < before)
-		bad("window shrank %u -> %u", before, c->local_window_max);
+		fz_bad("window shrank %u -> %u", before, c->local_window_max);
 	if (c->local_window_max > before && c->local_window_max > cap)
-		bad("window grew to %u past its cap %u", c->local_window_max,
+		fz_bad("window grew to %u past its cap %u", c->local_window_max,
 		    cap);
 	if (c->local_window > c->local_window_max)
-		bad("window %u over its max %u", c->local_window,
+		fz_bad("window %u over its max %u", c->local_window,
 		    c->local_window_max);
 }
 
@@ -289,24 +273,24 @@ session(struct fz_in *in)
 	switch (transport % 3) {
 	case 0:		/* a pipe: ProxyCommand, ProxyJump */
 		if ((fd[0] = open("/dev/null", O_RDWR)) == -1)
-			bad("/dev/null: %s", strerror(errno));
+			fz_bad("/dev/null: %s", strerror(errno));
 		fd[1] = fd[0];
 		break;
 	case 1:
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fd) != 0)
-			bad("socketpair: %s", strerror(errno));
+			fz_bad("socketpair: %s", strerror(errno));
 		unix_peer = fd[1];	/* the peer's end, never read */
 		fd[1] = fd[0];
 		break;
 	case 2:
 		if ((fd[0] = dup(tcp[0])) == -1)
-			bad("dup: %s", strerror(errno));
+			fz_bad("dup: %s", strerror(errno));
 		fd[1] = fd[0];
 		break;
 	}
 	if ((ssh = ssh_packet_set_connection(NULL, fd[0], fd[1])) == NULL ||
 	    ssh->kex == NULL)
-		bad("ssh_packet_set_connection");
+		fz_bad("ssh_packet_set_connection");
 	ssh_now = ssh;
 	/* the peer's banner: the server's to us, or the client's */
 	ssh->kex->server = (flags & 0x04) != 0;
@@ -331,7 +315,7 @@ session(struct fz_in *in)
 		ssh->kex->flags |= KEX_INITIAL;
 	if (flags & 0x08) {
 		if ((r = sshbuf_put_u8(ssh->kex->peer, SSH2_MSG_KEXINIT)) != 0)
-			bad("kex: %s", ssh_err(r));
+			fz_bad("kex: %s", ssh_err(r));
 	} else
 		ssh->kex->done = 1;
 	max_window %= HPN_WINDOW_MAX_LIMIT + 1;		/* HPNBufferSize */
@@ -369,7 +353,7 @@ session(struct fz_in *in)
 				if (sshbuf_len(c->output) + len <=
 				    OUTPUT_MAX && (r = sshbuf_reserve(c->output,
 				    len, NULL)) != 0)
-					bad("reserve: %s", ssh_err(r));
+					fz_bad("reserve: %s", ssh_err(r));
 			}
 			break;
 		case 2:		/* our consumer takes v bytes */
@@ -377,7 +361,7 @@ session(struct fz_in *in)
 				break;
 			v = MINIMUM(v, sshbuf_len(c->output));
 			if ((r = sshbuf_consume(c->output, v)) != 0)
-				bad("consume: %s", ssh_err(r));
+				fz_bad("consume: %s", ssh_err(r));
 			c->local_consumed += v;
 			break;
 		case 3:		/* the loop checks the window */
@@ -395,18 +379,18 @@ session(struct fz_in *in)
 				break;
 			if (hpn_channel_burst(c) < 1 ||
 			    hpn_channel_burst(c) > HPN_CHAN_BURST_PACKETS)
-				bad("burst of %u packets",
+				fz_bad("burst of %u packets",
 				    hpn_channel_burst(c));
 			if (hpn_channel_input_max(c) > c->remote_window ||
 			    hpn_channel_input_max(c) > HPN_INPUT_STAGE)
-				bad("%zu unsent held, peer's window %u",
+				fz_bad("%zu unsent held, peer's window %u",
 				    hpn_channel_input_max(c),
 				    c->remote_window);
 			/* channel_output_poll_input_open() */
 			v = MINIMUM(v, MINIMUM(c->remote_window,
 			    c->remote_maxpacket));
 			if ((r = sshbuf_put_u8(c->input, 0)) != 0)
-				bad("input: %s", ssh_err(r));
+				fz_bad("input: %s", ssh_err(r));
 			hpn_channel_sent(c, v);
 			c->remote_window -= v;
 			sshbuf_reset(c->input);
@@ -417,7 +401,7 @@ session(struct fz_in *in)
 			len = hpn_channel_read_len(c);
 			hpn_channel_read_done(c, len, MINIMUM(n16 * 16, len));
 			if (hpn_channel_read_len(c) > HPN_CHAN_READ_MAX)
-				bad("a read of %zu", hpn_channel_read_len(c));
+				fz_bad("a read of %zu", hpn_channel_read_len(c));
 			break;
 		case 7:		/* time passes: u16 ms */
 			if (fz_u16(in, &n16) == 0)
@@ -448,7 +432,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the lowest free descriptor: the same after the input */
 	if ((base_fd = dup(0)) == -1)
-		bad("dup: %s", strerror(errno));
+		fz_bad("dup: %s", strerror(errno));
 	close(base_fd);
 	hpn = hpn_fresh;
 	memset(&stats, 0, sizeof(stats));
@@ -461,7 +445,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	drain();
 	if ((fd = dup(0)) != base_fd)
-		bad("descriptor %d free after the input, %d before", fd,
+		fz_bad("descriptor %d free after the input, %d before", fd,
 		    base_fd);
 	close(fd);
 	return 0;
@@ -487,7 +471,7 @@ put_head(u_int8_t transport, u_int8_t flags, const char *banner,
 	    sshbuf_put_u32(seedbuf, rwindow) != 0 ||
 	    sshbuf_put_u32(seedbuf, rmaxpacket) != 0 ||
 	    sshbuf_put_u8(seedbuf, 0) != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
@@ -500,7 +484,7 @@ put_op(u_int8_t op, u_int32_t v)
 	else if (r == 0 && op != 3)
 		r = sshbuf_put_u32(seedbuf, v);
 	if (r != 0)
-		bad("seed");
+		fz_bad("seed");
 }
 
 static void
@@ -509,20 +493,7 @@ put_packet(const u_char *payload, size_t len)
 	if (sshbuf_put_u8(seedbuf, 0) != 0 ||
 	    sshbuf_put_u16(seedbuf, len) != 0 ||
 	    sshbuf_put(seedbuf, payload, len) != 0)
-		bad("seed");
-}
-
-static void
-write_seed(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "w")) == NULL ||
-	    fwrite(sshbuf_ptr(seedbuf), 1, sshbuf_len(seedbuf), f) !=
-	    sshbuf_len(seedbuf) || fclose(f) != 0)
-		bad("%s: %s", path, strerror(errno));
+		fz_bad("seed");
 }
 
 /*
@@ -554,7 +525,7 @@ seed_session(const char *dir, const char *name, u_int8_t transport,
 	if ((fd = open("/dev/null", O_RDWR)) == -1 ||
 	    (ssh = ssh_packet_set_connection(NULL, fd, fd)) == NULL ||
 	    ssh->kex == NULL)
-		bad("seed session");
+		fz_bad("seed session");
 	set_version(ssh->kex->server_version, (const u_char *)banner,
 	    strlen(banner));
 	set_version(ssh->kex->client_version, (const u_char *)"SSH-2.0-x", 9);
@@ -593,10 +564,10 @@ seed_session(const char *dir, const char *name, u_int8_t transport,
 				free(pong);
 			}
 			if (sshbuf_consume(out, 4 + plen) != 0)
-				bad("consume");
+				fz_bad("consume");
 		}
 	}
-	write_seed(dir, name);
+	fz_write_seed(dir, name, seedbuf);
 	chan_free(c);
 	ssh_packet_free(ssh);
 }
@@ -625,7 +596,7 @@ write_seeds(const char *dir)
 	u_int i;
 
 	if ((seedbuf = sshbuf_new()) == NULL)
-		bad("sshbuf_new");
+		fz_bad("sshbuf_new");
 	for (i = 0; banners[i] != NULL; i++) {
 		snprintf(name, sizeof(name), "pipe-%u", i);
 		seed_session(dir, name, 0, banners[i], 0x03);
@@ -642,19 +613,19 @@ write_seeds(const char *dir)
 		put_op(4, 32768);
 		put_op(7, 10);
 	}
-	write_seed(dir, "tcp-bulk");
+	fz_write_seed(dir, "tcp-bulk", seedbuf);
 	/* a PING answered, IGNORE, and channel data in a re-exchange */
 	put_head(1, 0x0b, banners[5], HPN_WINDOW_MAX_DEFAULT, 2097152, 32768,
 	    0, 0);
 	put_packet(ignore, sizeof(ignore));
 	put_packet(ping, sizeof(ping));
 	put_packet(data, sizeof(data));
-	write_seed(dir, "rekey-strict");
+	fz_write_seed(dir, "rekey-strict", seedbuf);
 	put_head(1, 0x03, banners[5], HPN_WINDOW_MAX_DEFAULT, 2097152, 32768,
 	    0, 0);
 	put_packet(ping, sizeof(ping));
 	put_packet(data, sizeof(data));
-	write_seed(dir, "ping");
+	fz_write_seed(dir, "ping", seedbuf);
 	sshbuf_free(seedbuf);
 }
 
@@ -677,7 +648,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	 */
 	if ((chan_output = sshbuf_new()) == NULL ||
 	    sshbuf_allocate(chan_output, 2 * OUTPUT_MAX) != 0)
-		bad("sshbuf_allocate");
+		fz_bad("sshbuf_allocate");
 	if (dir != NULL) {
 		write_seeds(dir);
 		fflush(NULL);

@@ -356,6 +356,32 @@ run_kex(struct ssh *client, struct ssh *server)
 	ASSERT_INT_EQ(client->kex->done, 1);
 }
 
+/* A client and a server through key exchange, both authenticated. */
+static void
+keyed_pair(const char *cipher, const char *mac, struct ssh **clientp,
+    struct ssh **serverp, struct sshkey **keyp, struct sshkey **pubp)
+{
+	struct kex_params params;
+	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
+
+	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, keyp), 0);
+	ASSERT_INT_EQ(sshkey_from_private(*keyp, pubp), 0);
+	memcpy(params.proposal, prop, sizeof(prop));
+	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
+	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
+	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
+	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
+	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
+	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
+	ASSERT_INT_EQ(ssh_init(clientp, 0, &params), 0);
+	ASSERT_INT_EQ(ssh_init(serverp, 1, &params), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(*serverp, *keyp), 0);
+	ASSERT_INT_EQ(ssh_add_hostkey(*clientp, *pubp), 0);
+	run_kex(*clientp, *serverp);
+	ssh_packet_set_authenticated(*clientp);
+	ssh_packet_set_authenticated(*serverp);
+}
+
 /*
  * A channel data packet from ssh_packet_send_data() is, byte for byte, the
  * one sshpkt_*() make of the same data (padding made the same), and the
@@ -368,8 +394,6 @@ direct_case(const char *cipher, const char *mac, int direct)
 	    1000, 16384, 32768, 65536, 100000, 262144 - 1024 };
 	struct ssh *client = NULL, *client2 = NULL, *server = NULL;
 	struct sshkey *key = NULL, *pub = NULL;
-	struct kex_params params;
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
 	struct sshbuf *state, *copy;
 	const u_char *pa, *pb, *got;
 	u_char *data;
@@ -377,20 +401,7 @@ direct_case(const char *cipher, const char *mac, int direct)
 	u_int32_t id;
 	u_int64_t before;
 
-	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, &key), 0);
-	ASSERT_INT_EQ(sshkey_from_private(key, &pub), 0);
-	memcpy(params.proposal, prop, sizeof(prop));
-	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
-	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
-	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
-	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
-	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
-	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
-	ASSERT_INT_EQ(ssh_init(&client, 0, &params), 0);
-	ASSERT_INT_EQ(ssh_init(&server, 1, &params), 0);
-	ASSERT_INT_EQ(ssh_add_hostkey(server, key), 0);
-	ASSERT_INT_EQ(ssh_add_hostkey(client, pub), 0);
-	run_kex(client, server);
+	keyed_pair(cipher, mac, &client, &server, &key, &pub);
 	/*
 	 * Two clients in the first one's state: one sends the direct way,
 	 * the other the old way.  (Getting the state steps the first one's
@@ -410,7 +421,6 @@ direct_case(const char *cipher, const char *mac, int direct)
 	sshbuf_free(copy);
 	ssh_packet_set_authenticated(client);
 	ssh_packet_set_authenticated(client2);
-	ssh_packet_set_authenticated(server);
 
 	ASSERT_PTR_NE(data = malloc(262144), NULL);
 	arc4random_buf(data, 262144);
@@ -487,37 +497,36 @@ direct_tests(void)
 	TEST_DONE();
 }
 
-/* A client and a server through key exchange, both authenticated. */
-static void
-keyed_pair(const char *cipher, const char *mac, struct ssh **clientp,
-    struct ssh **serverp, struct sshkey **keyp, struct sshkey **pubp)
-{
-	struct kex_params params;
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
-
-	ASSERT_INT_EQ(sshkey_generate(KEY_ED25519, 0, keyp), 0);
-	ASSERT_INT_EQ(sshkey_from_private(*keyp, pubp), 0);
-	memcpy(params.proposal, prop, sizeof(prop));
-	params.proposal[PROPOSAL_KEX_ALGS] = "curve25519-sha256";
-	params.proposal[PROPOSAL_ENC_ALGS_CTOS] = (char *)cipher;
-	params.proposal[PROPOSAL_ENC_ALGS_STOC] = (char *)cipher;
-	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
-	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
-	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] = "ssh-ed25519";
-	ASSERT_INT_EQ(ssh_init(clientp, 0, &params), 0);
-	ASSERT_INT_EQ(ssh_init(serverp, 1, &params), 0);
-	ASSERT_INT_EQ(ssh_add_hostkey(*serverp, *keyp), 0);
-	ASSERT_INT_EQ(ssh_add_hostkey(*clientp, *pubp), 0);
-	run_kex(*clientp, *serverp);
-	ssh_packet_set_authenticated(*clientp);
-	ssh_packet_set_authenticated(*serverp);
-}
-
 /*
  * Channel data opened straight into its channel's buffer (hpn-recvfast):
  * the bytes the channel gets, its window, and every case that must go the
  * old way (through incoming_packet to the caller) or fail whole.
  */
+/*
+ * keyed_pair(), and on the server the channels that opened_case() sends
+ * to: an open one (returned) and, when c2p is set, one not yet open.
+ */
+static Channel *
+opened_setup(const char *cipher, const char *mac, struct ssh **clientp,
+    struct ssh **serverp, struct sshkey **keyp, struct sshkey **pubp,
+    Channel **c2p)
+{
+	Channel *c;
+
+	keyed_pair(cipher, mac, clientp, serverp, keyp, pubp);
+	channel_init_channels(*serverp);
+	ssh_dispatch_set(*serverp, SSH2_MSG_CHANNEL_DATA,
+	    &channel_input_data);
+	ASSERT_PTR_NE(c = channel_new(*serverp, "test", SSH_CHANNEL_OPEN,
+	    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE, "test",
+	    1), NULL);
+	if (c2p != NULL)
+		ASSERT_PTR_NE(*c2p = channel_new(*serverp, "test2",
+		    SSH_CHANNEL_OPENING, -1, -1, -1, 1024 * 1024, 32768,
+		    CHAN_EXTENDED_IGNORE, "test2", 1), NULL);
+	return c;
+}
+
 static void
 opened_case(const char *cipher, const char *mac, int direct)
 {
@@ -533,16 +542,8 @@ opened_case(const char *cipher, const char *mac, int direct)
 	u_int32_t id, win;
 	u_int64_t before;
 
-	keyed_pair(cipher, mac, &client, &server, &key, &pub);
-	channel_init_channels(server);
-	ssh_dispatch_set(server, SSH2_MSG_CHANNEL_DATA, &channel_input_data);
-	ASSERT_PTR_NE(c = channel_new(server, "test", SSH_CHANNEL_OPEN,
-	    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE, "test",
-	    1), NULL);
-	/* a second channel, not open: its data goes the old way */
-	ASSERT_PTR_NE(c2 = channel_new(server, "test2", SSH_CHANNEL_OPENING,
-	    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE, "test2",
-	    1), NULL);
+	/* a second channel, c2, not open: its data goes the old way */
+	c = opened_setup(cipher, mac, &client, &server, &key, &pub, &c2);
 	ASSERT_PTR_NE(data = malloc(65536), NULL);
 	arc4random_buf(data, 65536);
 	ASSERT_PTR_NE(want = sshbuf_new(), NULL);
@@ -648,13 +649,8 @@ opened_case(const char *cipher, const char *mac, int direct)
 		sshkey_free(pub);
 		client = server = NULL;
 		key = pub = NULL;
-		keyed_pair(cipher, mac, &client, &server, &key, &pub);
-		channel_init_channels(server);
-		ssh_dispatch_set(server, SSH2_MSG_CHANNEL_DATA,
-		    &channel_input_data);
-		ASSERT_PTR_NE(c = channel_new(server, "test", SSH_CHANNEL_OPEN,
-		    -1, -1, -1, 1024 * 1024, 32768, CHAN_EXTENDED_IGNORE,
-		    "test", 1), NULL);
+		c = opened_setup(cipher, mac, &client, &server, &key, &pub,
+		    NULL);
 	}
  done:
 	sshbuf_free(want);
