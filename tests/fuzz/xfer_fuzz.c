@@ -534,8 +534,14 @@ serve(void *arg)
 	for (;;) {
 		pfd.fd = r->fd;
 		pfd.events = POLLIN | (r->olen > 0 ? POLLOUT : 0);
-		/* a reply held for the next request: sent if none comes */
-		if ((n = poll(&pfd, 1, r->hlen > 0 ? 20 : 20000)) == 0 &&
+		/*
+		 * a reply held for the next request: sent if none comes
+		 * within 2 ms (an engine with requests in flight sends them
+		 * at once; one that waits for this reply sends nothing, and
+		 * the wait is the harness's idle time: 20 ms here made a
+		 * pass over the corpus a quarter slower)
+		 */
+		if ((n = poll(&pfd, 1, r->hlen > 0 ? 2 : 20000)) == 0 &&
 		    r->hlen > 0) {
 			flush_held(r);
 			continue;
