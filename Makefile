@@ -22,7 +22,7 @@
 #   make bench-cipher     the threaded AES-CTR alone vs one EVP context (~2 min)
 #   make install PREFIX=/usr DESTDIR=/tmp/x
 #   make fuzz             every libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60)
-#   make fuzz-long        ... until FUZZ_RUNS (10^7) or FUZZ_LONG_SECONDS (4 h) each
+#   make fuzz-long        ... until FUZZ_RUNS (10^7) or FUZZ_LONG_SECONDS (8 h) each
 #   make dev-tree         an editable quilt tree (see HACKING.md)
 #   make deps             apt-get install what the build and tests need (root)
 #
@@ -439,14 +439,14 @@ check-interop: interop
 # of their own, build/fuzz/tree, configured with clang-14 and ASan + UBSan
 # + the fuzzer's coverage (scripts/fuzz.sh).  make fuzz: FUZZ_SECONDS (60)
 # each; make check runs it at 15 s a harness.  make fuzz-long: each until
-# FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (4 hours), FUZZ_JOBS at
+# FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (8 hours), FUZZ_JOBS at
 # a time (1).  FUZZ_ONLY="name ..." picks harnesses.  Fails on any crash,
 # leak, timeout or sanitizer report, printing it and the input.
 
 .PHONY: fuzz fuzz-long fuzz-build
 
 FUZZ_SECONDS ?= 60
-FUZZ_LONG_SECONDS ?= 14400
+FUZZ_LONG_SECONDS ?= 28800
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= 1
 

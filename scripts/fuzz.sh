@@ -19,7 +19,7 @@
 #          with its dictionary, -timeout, -rss_limit_mb and LeakSanitizer
 #          on; crashes go to DEST/crashes/NAME-*.  FUZZ_MODE=short (make
 #          fuzz): FUZZ_SECONDS each (60); FUZZ_MODE=long (make fuzz-long):
-#          until FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (14400),
+#          until FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (28800),
 #          whichever comes first.  FUZZ_JOBS harnesses at a time (1).
 #          Prints, per harness, executions, coverage (cov, ft) and corpus
 #          size, and appends them to DEST/results.tsv.  Fails, printing the
@@ -45,7 +45,7 @@ fz=$top/tests/fuzz
 CLANG=${FUZZ_CC:-clang-14}
 mode=${FUZZ_MODE:-short}
 seconds=${FUZZ_SECONDS:-60}
-long_seconds=${FUZZ_LONG_SECONDS:-14400}
+long_seconds=${FUZZ_LONG_SECONDS:-28800}
 runs=${FUZZ_RUNS:-10000000}
 jobs=${FUZZ_JOBS:-1}
 timeout=${FUZZ_TIMEOUT:-25}
