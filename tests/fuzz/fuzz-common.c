@@ -7,6 +7,9 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <grp.h>
+#include <link.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +27,9 @@
 #include "sshbuf.h"
 
 #include "fuzz-common.h"
+
+/* a user and group id no database has */
+#define FZ_NO_ID	((uid_t)0x7ffffffe)
 
 sigjmp_buf fz_jmp;
 volatile int fz_armed;
@@ -47,6 +53,7 @@ static uint32_t taken[TRACK_SLOTS / 4 * 3];	/* ... which */
 static int inserting;		/* in a step: note allocations */
 static int removing;		/* ... and until its leftovers are freed */
 static int overflow, failed_step;
+static unsigned long long loads;	/* shared objects loaded by step start */
 static volatile char lock;
 static __thread int untracked;	/* libcrypto allocating: not a step's */
 
@@ -112,6 +119,24 @@ free_hook(const volatile void *ptr)
 	give();
 }
 
+/* The count of shared objects the process has loaded so far. */
+static int
+loads_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+static unsigned long long
+loads_now(void)
+{
+	unsigned long long n = 0;
+
+	(void)dl_iterate_phdr(loads_cb, &n);
+	return n;
+}
+
 void
 fz_step_begin(void)
 {
@@ -129,6 +154,7 @@ fz_step_begin(void)
 	overflow = 0;
 	inserting = removing = 1;
 	give();
+	loads = loads_now();
 }
 
 void
@@ -159,6 +185,19 @@ fz_step_release(void)
 		removing = 0;
 		fprintf(stderr, "fuzz harness: more allocations in one step "
 		    "than the tracker holds (%d)\n", TRACK_SLOTS / 4 * 3);
+		abort();
+	}
+	/*
+	 * The loader's link maps and TLS slots are among what the step
+	 * allocated: freed, they break the next thread or the exit.  What
+	 * loads a module (a user or group lookup, a locale) goes in
+	 * fz_init() or the harness's LLVMFuzzerInitialize().
+	 */
+	if (loads_now() != loads) {
+		removing = 0;
+		fprintf(stderr, "fuzz harness: a step that ended in fatal() "
+		    "loaded a shared object (%llu -> %llu): do what loaded it "
+		    "before the steps\n", loads, loads_now());
 		abort();
 	}
 	while (used > 0) {
@@ -281,6 +320,20 @@ fz_init(const char *progname)
 
 	log_init(progname, v != NULL && *v != '\0' ? SYSLOG_LEVEL_DEBUG3 :
 	    SYSLOG_LEVEL_QUIET, SYSLOG_FACILITY_USER, 1);
+	/*
+	 * The C library's user and group databases load their modules
+	 * (nsswitch.conf's services past "files": Debian's "systemd") with
+	 * dlopen() on the first lookup that "files" cannot answer, and keep
+	 * them, their link maps and TLS slots.  Looked up here, before any
+	 * step: a step that ended in fatal() after such a lookup (an
+	 * unknown gid in users-groups-by-id@) had its leftovers freed, the
+	 * loader's among them, and the next pthread_create() failed the
+	 * loader's TLS assertion or exit() crashed.
+	 */
+	(void)getpwuid(FZ_NO_ID);
+	(void)getgrgid(FZ_NO_ID);
+	(void)getpwnam("hpn-fuzz-nobody");
+	(void)getgrnam("hpn-fuzz-nobody");
 	if (__sanitizer_install_malloc_and_free_hooks(malloc_hook,
 	    free_hook) == 0) {
 		fprintf(stderr, "fuzz harness: cannot install malloc hooks\n");
