@@ -156,19 +156,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* --- the seeds -------------------------------------------------------- */
 
-static void
-seed(const char *dir, const char *name, struct sshbuf *b)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((f = fopen(path, "w")) == NULL ||
-	    fwrite(sshbuf_ptr(b), 1, sshbuf_len(b), f) != sshbuf_len(b) ||
-	    fclose(f) != 0)
-		fz_bad("%s: %s", path, strerror(errno));
-}
-
 /* An answer operation: s as hpnsshd composes it. */
 static void
 put_answer(struct sshbuf *b, const struct hpn_msample *s, u_int16_t ms)
@@ -233,13 +220,13 @@ write_seeds(const char *dir)
 	if ((b = sshbuf_new()) == NULL)
 		fz_bad("sshbuf_new");
 	put_answer(b, &s[0], 12);
-	seed(dir, "one-answer", b);
+	fz_write_seed(dir, "one-answer", b);
 	for (i = 1; i < 4; i++) {
 		sshbuf_put_u8(b, 3);		/* MetricsInterval passes */
 		sshbuf_put_u32(b, 5000);
 		put_answer(b, &s[i], 12);
 	}
-	seed(dir, "session", b);
+	fz_write_seed(dir, "session", b);
 	/* the same, with this end's samples (no TCP: a ProxyCommand) */
 	for (i = 0; i < 4; i++) {
 		sshbuf_put_u8(b, 1);
@@ -249,20 +236,20 @@ write_seeds(const char *dir)
 			if (s[i].have & ((u_int64_t)1 << c))
 				sshbuf_put_u64(b, s[i].v[c]);
 	}
-	seed(dir, "session-both-ends", b);
+	fz_write_seed(dir, "session-both-ends", b);
 	sshbuf_reset(b);
 	/* an old kernel's answer: TCP_INFO up to pacing_rate */
 	s[0].have &= ((u_int64_t)1 << HPN_M_PACING_RATE) * 2 - 1 &
 	    ~((u_int64_t)1 << HPN_M_DELIVERY_RATE);
 	put_answer(b, &s[0], 1);
-	seed(dir, "old-kernel", b);
+	fz_write_seed(dir, "old-kernel", b);
 	sshbuf_reset(b);
 	/* requests faster than the limit */
 	for (i = 0; i < 30; i++) {
 		sshbuf_put_u8(b, 2);
 		sshbuf_put_u32(b, 10);
 	}
-	seed(dir, "requests-fast", b);
+	fz_write_seed(dir, "requests-fast", b);
 	sshbuf_free(b);
 	ssh_packet_close(ssh);
 	close(a);
@@ -274,7 +261,7 @@ write_seeds(const char *dir)
 	if ((b = sshbuf_new()) == NULL)
 		fz_bad("sshbuf_new");
 	put_answer(b, &s[0], 3);
-	seed(dir, "no-tcp", b);
+	fz_write_seed(dir, "no-tcp", b);
 	sshbuf_free(b);
 	ssh_packet_close(ssh);
 }
