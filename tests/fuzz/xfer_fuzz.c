@@ -314,7 +314,7 @@ sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
 {
 	size_t off = 0, o;
 	u_int32_t len, n;
-	u_int64_t roff;
+	u_int64_t roff, end;
 	const u_char *s;
 	u_int8_t k, i, c;
 	char nm[32];
@@ -332,15 +332,16 @@ sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
 		roff = PEEK_U64(q + off);
 		len = PEEK_U32(q + off + 8);
 		/* a file said to be 2^64 bytes ends at data_max all the same */
-		if (roff >= MINIMUM(r->size, r->data_max)) {
+		end = MINIMUM(r->size, r->data_max);
+		if (roff >= end) {
 			put32(body, SSH2_FX_EOF);
 			put32(body + 4, 0);
 			put32(body + 8, 0);
 			emit(r, SSH2_FXP_STATUS, id, body, 12);
 			return;
 		}
-		if (len > MINIMUM(r->size, r->data_max) - roff)
-			len = MINIMUM(r->size, r->data_max) - roff;
+		if (len > end - roff)
+			len = end - roff;
 		if (len > MAXREQ - 4)
 			len = MAXREQ - 4;
 		put32(body, len);
