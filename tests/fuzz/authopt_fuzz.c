@@ -122,8 +122,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		    "restrict,pty,port-forwarding"),
 #undef S
 	};
-	char path[4096];
-	FILE *f;
+	struct sshbuf *b;
 	u_int i;
 
 	(void)argc;
@@ -132,11 +131,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (dir == NULL)
 		return 0;
 	for (i = 0; i < sizeof(seeds) / sizeof(*seeds); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, seeds[i].name);
-		if ((f = fopen(path, "w")) == NULL ||
-		    fwrite(seeds[i].s, 1, seeds[i].len, f) != seeds[i].len ||
-		    fclose(f) != 0)
-			fz_bad("%s", path);
+		if ((b = sshbuf_from(seeds[i].s, seeds[i].len)) == NULL)
+			fz_bad("sshbuf_from");
+		fz_write_seed(dir, seeds[i].name, b);
+		sshbuf_free(b);
 	}
 	fflush(NULL);
 	_exit(0);
