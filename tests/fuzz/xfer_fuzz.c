@@ -742,6 +742,14 @@ rmtree(const char *dir, int depth)
 	closedir(d);
 }
 
+/* The fixture's directory, removed at exit (a run by hand leaves none). */
+static void
+fixture_remove(void)
+{
+	rmtree(base, 0);
+	rmdir(base);
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -753,6 +761,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    tmp != NULL ? tmp : "/tmp");
 	if (mkdtemp(base) == NULL)
 		fatal("mkdtemp: %s", strerror(errno));
+	atexit(fixture_remove);
 	snprintf(src, sizeof(src), "%s/src", base);
 	snprintf(dst, sizeof(dst), "%s/dst", base);
 	if (mkdir(src, 0755) == -1 || mkdir(dst, 0755) == -1)
