@@ -439,8 +439,9 @@ check-interop: interop
 # of their own, build/fuzz/tree, configured with clang-14 and ASan + UBSan
 # + the fuzzer's coverage (scripts/fuzz.sh).  make fuzz: FUZZ_SECONDS (60)
 # each; make check runs it at 15 s a harness.  make fuzz-long: each until
-# FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (8 hours), FUZZ_JOBS at
-# a time (1).  FUZZ_ONLY="name ..." picks harnesses.  Fails on any crash,
+# FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (8 hours), as processes
+# of FUZZ_SEGMENT seconds (1800) one after the other, FUZZ_JOBS at a time
+# (1).  FUZZ_ONLY="name ..." picks harnesses.  Fails on any crash,
 # leak, timeout or sanitizer report, printing it and the input.
 
 .PHONY: fuzz fuzz-long fuzz-build
@@ -448,6 +449,7 @@ check-interop: interop
 FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 28800
 FUZZ_RUNS ?= 10000000
+FUZZ_SEGMENT ?= 1800
 FUZZ_JOBS ?= 1
 
 fuzz-build: $(DL)/.fetched
@@ -462,7 +464,7 @@ fuzz: $(DL)/.fetched
 fuzz-long: $(DL)/.fetched
 	@scripts/deps.sh check fuzz
 	@FUZZ_MODE=long FUZZ_LONG_SECONDS=$(FUZZ_LONG_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) \
-	    FUZZ_JOBS=$(FUZZ_JOBS) \
+	    FUZZ_SEGMENT=$(FUZZ_SEGMENT) FUZZ_JOBS=$(FUZZ_JOBS) \
 	    scripts/fuzz.sh all $(DL) $(B)/fuzz $(LOGS) $(HPN_CONFIGURE)
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,11 @@
 #          on; crashes go to DEST/crashes/NAME-*.  FUZZ_MODE=short (make
 #          fuzz): FUZZ_SECONDS each (60); FUZZ_MODE=long (make fuzz-long):
 #          until FUZZ_RUNS executions (10^7) or FUZZ_LONG_SECONDS (28800),
-#          whichever comes first.  FUZZ_JOBS harnesses at a time (1).
+#          whichever comes first, as processes of at most FUZZ_SEGMENT
+#          seconds (1800) one after the other on the same corpus (one
+#          process slows down as it runs: recvfast made 379/s after 45
+#          minutes, a new one 800/s on the same corpus).  FUZZ_JOBS
+#          harnesses at a time (1).
 #          Prints, per harness, executions, coverage (cov, ft) and corpus
 #          size, and appends them to DEST/results.tsv.  Fails, printing the
 #          report and the input (path, hex dump, how to reproduce), on any
@@ -46,6 +50,7 @@ CLANG=${FUZZ_CC:-clang-14}
 mode=${FUZZ_MODE:-short}
 seconds=${FUZZ_SECONDS:-60}
 long_seconds=${FUZZ_LONG_SECONDS:-28800}
+segment=${FUZZ_SEGMENT:-1800}
 runs=${FUZZ_RUNS:-10000000}
 jobs=${FUZZ_JOBS:-1}
 timeout=${FUZZ_TIMEOUT:-25}
@@ -133,9 +138,25 @@ report() {	# NAME LOG RC MARK
 	done
 }
 
+# One process of harness NAME (its options and arguments after it) into
+# LOG; its exit status.
+fuzz_proc() {	# LOG LIMIT TMP BINARY ARGS...
+	local log=$1 limit=$2 tmp=$3
+	shift 3
+	# detect_stack_use_after_return's fake stacks: 64 KiB a frame size
+	# (max_uar_stack_size_log=16), not 1 MiB: after each fatal() or
+	# longjmp ASan sweeps all of them, a third of what an input of
+	# window and none cost; deeper frames fall back to the real stack
+	( cd "$dest/run" && TMPDIR="$tmp" \
+	    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:max_uar_stack_size_log=16:strict_string_checks=1:check_initialization_order=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
+	    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
+	    exec timeout --kill-after=30 $(( limit + 600 )) "$@" ) > "$log" 2>&1
+}
+
 run_one() {	# NAME
 	local name=$1 b=$bin/${1}_fuzz log=$dest/logs/$1.log seed=$dest/run/seed-$1
 	local corpus=$dest/corpus-$1 mark=$dest/run/.start-$1 rc=0 s args limit tmp
+	local execs=0 secs=0 procs=0 left
 	local -a opts
 	[ -x "$b" ] || die "$b missing (build first)"
 	[ -d "$fz/corpus/$name" ] || die "$fz/corpus/$name missing: every harness has seeds"
@@ -150,26 +171,41 @@ run_one() {	# NAME
 	opts=(-timeout="$timeout" -rss_limit_mb="$rss" -print_final_stats=1
 	    -artifact_prefix="$dest/crashes/$name-" -detect_leaks=1)
 	[ -f "$fz/$name.dict" ] && opts+=(-dict="$fz/$name.dict")
-	if [ "$mode" = long ]; then
-		opts+=(-runs="$runs" -max_total_time="$long_seconds")
-		limit=$long_seconds
-	else
-		opts+=(-max_total_time="$seconds")
-		limit=$seconds
-	fi
 	say "$name: $mode run (corpus $corpus, seeds $(ls "$seed" | wc -l))"
-	# detect_stack_use_after_return's fake stacks: 64 KiB a frame size
-	# (max_uar_stack_size_log=16), not 1 MiB: after each fatal() or
-	# longjmp ASan sweeps all of them, a third of what an input of
-	# window and none cost; deeper frames fall back to the real stack
-	# shellcheck disable=SC2086
-	( cd "$dest/run" && TMPDIR="$tmp" \
-	    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:max_uar_stack_size_log=16:strict_string_checks=1:check_initialization_order=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
-	    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:symbolize=1${symbolizer:+:external_symbolizer_path=$symbolizer}" \
-	    exec timeout --kill-after=30 $(( limit + 600 )) "$b" "${opts[@]}" $args \
-	    "$corpus" "$seed" ) > "$log" 2>&1 || rc=$?
+	if [ "$mode" != long ]; then
+		# shellcheck disable=SC2086
+		fuzz_proc "$log" "$seconds" "$tmp" "$b" "${opts[@]}" \
+		    -max_total_time="$seconds" $args "$corpus" "$seed" || rc=$?
+		s=$(stats "$log")
+	else
+		# processes of at most $segment s until $runs or $long_seconds
+		: > "$log"
+		while [ "$rc" -eq 0 ] && [ "$execs" -lt "$runs" ] &&
+		    [ "$secs" -lt "$long_seconds" ] && [ "$procs" -lt 1000 ]; do
+			left=$(( long_seconds - secs ))
+			limit=$(( left < segment ? left : segment ))
+			procs=$(( procs + 1 ))
+			# shellcheck disable=SC2086
+			fuzz_proc "$log.part" "$limit" "$tmp" "$b" "${opts[@]}" \
+			    -runs=$(( runs - execs )) -max_total_time="$limit" \
+			    $args "$corpus" "$seed" || rc=$?
+			{ echo "=== fuzz.sh: process $procs, $(date -u +%FT%TZ)"
+			  cat "$log.part"; } >> "$log"
+			set -- $(stats "$log.part")
+			rm -f "$log.part"
+			# a process that made no progress ends the run
+			[ "$1" != "?" ] && [ "$2" != "?" ] && [ "$1" -gt 0 ] ||
+			    { [ "$rc" -ne 0 ] || rc=1; break; }
+			execs=$(( execs + $1 )) secs=$(( secs + $2 ))
+			# a last process that runs no second ends the run
+			[ "$2" -gt 0 ] || break
+		done
+		s=$(stats "$log")
+		set -- $s
+		s="$execs $secs $3 $4 $5"
+		[ "$procs" -le 1 ] || say "$name: $procs processes, one after the other"
+	fi
 	rm -rf "$tmp"
-	s=$(stats "$log")
 	set -- $s
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$mode" "$name" \
 	    "$1" "$2" "$3" "$4" "$5" "$rc" >> "$dest/results.tsv"
