@@ -189,7 +189,7 @@ struct resp {
 	u_int listed;			/* READDIRs answered with names */
 	u_int64_t size;			/* the files' size, as it says */
 	u_int64_t data_max;		/* ... which ends here all the same */
-	u_int ndata;			/* DATA replies sent (to the cap) */
+	u_int ndata;			/* DATA replies sent */
 	int dirs;			/* get -r: paths are directories */
 	int hangup;
 };
@@ -382,8 +382,7 @@ sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
 			len = MAXREQ - 4;
 		put32(body, len);
 		memset(body + 4, (int)(roff & 0xff), len);
-		if (r->ndata < DATA_REPLIES_MAX)
-			r->ndata++;
+		r->ndata++;
 		emit(r, SSH2_FXP_DATA, id, body, 4 + len);
 		return;
 	case SSH2_FXP_STAT:
