@@ -35,7 +35,9 @@ struct sftp_limits;
 
 #define MAX_DIR_DEPTH	64		/* upstream's */
 #define X_OBUF_MAX	(4 * 1024 * 1024)	/* composed, not yet written */
+#ifndef X_READ_MAX
 #define X_READ_MAX	(256 * 1024)	/* one read of replies */
+#endif
 #define X_READDIRS	8		/* READDIRs out per directory */
 #define X_WAITQ_LOW	4096		/* files waiting before listing pauses */
 #define X_DATA_REQS	4		/* data requests out: nreq times this */

@@ -158,12 +158,14 @@ __wrap_monotime_double(void)
 #define RBUF	(1024 * 1024)
 #define MAXREQ	(300 * 1024)
 /*
- * A file's data, at most: with -n 2, enough for the connections' budgets
- * to be tuned round trip after round trip (lanes_tune(), steal_pick());
- * with one connection, whose budget is set once, an eighth of it (the
- * corpus's coverage the same, its CPU time 10-20% less).
+ * A file's data, at most: with -n 2, enough for several parts and for the
+ * connections' budgets to be tuned round trip after round trip
+ * (lanes_tune(), steal_pick(); with the harness's clock a tuning comes
+ * every 50 looks at it, not after megabytes: 1 MiB reaches the edges that
+ * 4 MiB did, at a sixth less CPU); with one connection, whose budget is
+ * set once, half of that (at 128 KiB no faster).
  */
-#define DATA_MAX_LANES	(4 * 1024 * 1024)
+#define DATA_MAX_LANES	(1024 * 1024)
 #define DATA_MAX_ONE	(512 * 1024)
 /*
  * ... and in this many DATA replies on a connection: after a short read
@@ -192,6 +194,7 @@ struct resp {
 	u_int ndata;			/* DATA replies sent */
 	int dirs;			/* get -r: paths are directories */
 	int hangup;
+	int started, go, done;		/* its thread: resp_start(), _wait() */
 };
 
 static struct resp resp[2];
@@ -201,7 +204,6 @@ resp_reset(struct resp *r)
 {
 	r->fd = -1;
 	memset(&r->in, 0, sizeof(r->in));
-	memset(&r->thread, 0, sizeof(r->thread));
 	r->ilen = r->olen = r->hlen = 0;
 	r->hold = 0;
 	r->handles = r->listed = 0;
@@ -568,10 +570,9 @@ answer(struct resp *r, const u_char *q, size_t qlen)
 	}
 }
 
-static void *
-serve(void *arg)
+static void
+serve(struct resp *r)
 {
-	struct resp *r = arg;
 	struct pollfd pfd;
 	ssize_t n;
 	size_t len, off;
@@ -637,7 +638,61 @@ serve(void *arg)
 	while ((n = read(r->fd, r->ibuf, sizeof(r->ibuf))) > 0 ||
 	    (n == -1 && errno == EINTR))
 		;
+}
+
+/*
+ * The responders' threads: started once, each serving one connection an
+ * input.  A thread an input cost a seventh of the harness's CPU time (its
+ * stack, ASan's fake stack and shadow, mapped, faulted in and unmapped
+ * each time).
+ */
+static pthread_mutex_t resp_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t resp_cv = PTHREAD_COND_INITIALIZER;
+
+static void *
+resp_thread(void *arg)
+{
+	struct resp *r = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&resp_mu);
+		while (!r->go)
+			pthread_cond_wait(&resp_cv, &resp_mu);
+		r->go = 0;
+		pthread_mutex_unlock(&resp_mu);
+		serve(r);
+		pthread_mutex_lock(&resp_mu);
+		r->done = 1;
+		pthread_cond_broadcast(&resp_cv);
+		pthread_mutex_unlock(&resp_mu);
+	}
 	return NULL;
+}
+
+/* r's thread serves r->fd from now on. */
+static void
+resp_start(struct resp *r)
+{
+	if (!r->started) {
+		if (pthread_create(&r->thread, NULL, resp_thread, r) != 0)
+			fatal("pthread_create");
+		r->started = 1;
+	}
+	pthread_mutex_lock(&resp_mu);
+	r->done = 0;
+	r->go = 1;
+	pthread_cond_broadcast(&resp_cv);
+	pthread_mutex_unlock(&resp_mu);
+}
+
+/* Until r's thread is done with its connection. */
+static void
+resp_wait(struct resp *r)
+{
+	pthread_mutex_lock(&resp_mu);
+	while (!r->done)
+		pthread_cond_wait(&resp_cv, &resp_mu);
+	pthread_mutex_unlock(&resp_mu);
 }
 
 /* ------------------------------------------------------------------ */
@@ -858,9 +913,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) == -1)
 			fatal("socketpair: %s", strerror(errno));
 		resp[i].fd = sv[i][1];
-		if (pthread_create(&resp[i].thread, NULL, serve,
-		    &resp[i]) != 0)
-			fatal("pthread_create");
+		resp_start(&resp[i]);
 	}
 	if (mode == M_RSGET) {
 		snprintf(dp, sizeof(dp), "%s/file", dst);
@@ -936,7 +989,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < nconn; i++)
 		close(sv[i][0]);
 	for (i = 0; i < nconn; i++) {
-		pthread_join(resp[i].thread, NULL);
+		resp_wait(&resp[i]);
 		close(sv[i][1]);
 	}
 	/* what a fatal() left: its connections, files and descriptors */
