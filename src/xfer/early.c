@@ -520,8 +520,10 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
 			fatal_fr(r, "parse");
+		/* (an id of 0 is a request not sent: none of ours) */
 		for (i = 0; i < E_MAX; i++)
-			if (h->e[i].id == id && !h->e[i].done)
+			if (h->e[i].id != 0 && h->e[i].id == id &&
+			    !h->e[i].done)
 				break;
 		if (i == E_MAX && sshbuf_len(m) > 0) {
 			/* a server that answers out of order: a WRITE's */
@@ -728,7 +730,8 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 		if (hid != 0 && id == hid)
 			continue;	/* the old handle's CLOSE */
 		for (i = 0; i < 4; i++)
-			if (h->e[kinds[i]].id == id && !h->e[kinds[i]].done)
+			if (h->e[kinds[i]].id != 0 &&
+			    h->e[kinds[i]].id == id && !h->e[kinds[i]].done)
 				break;
 		if (i == 4)
 			fatal("ID mismatch (%u)", id);

@@ -18,6 +18,8 @@ gets, instead of the server's reply:
   id:new        the server's reply with an id never used (0xfffffff0)
   id:old        the server's reply with the id of a request already
                 answered (the first one's)
+  id:zero       the server's reply with the id 0 (no request of ours has
+                it)
   id:twice      the server's reply, then the same again
   trunc         the server's reply cut after its id
   handle:LEN    a HANDLE of LEN bytes
@@ -33,6 +35,10 @@ gets, instead of the server's reply:
                 handle at a higher offset gets the server's data (a server
                 that says EOF too early, then sends data beyond it)
   hangup        the connection closes there (the client sees its end)
+
+With several rules the first that matches a request takes it: a rule
+counts (NTH) the requests of its TYPE that no rule before it took, so
+"REALPATH:1:id:zero REALPATH:1:id:zero" is the first two REALPATHs.
 
 The relay ends when either side closes, and after --timeout seconds (60)
 at the latest.  --log FILE gets a line for each reply replaced.
@@ -178,6 +184,8 @@ class Relay:
                 return [body[:1] + u32(0xfffffff0) + body[5:]]
             if arg == "old":
                 return [body[:1] + u32(self.first_id) + body[5:]]
+            if arg == "zero":
+                return [body[:1] + u32(0) + body[5:]]
             return [body, body]
         if act == "trunc":
             return [body[:5]]
