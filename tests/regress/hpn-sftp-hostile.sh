@@ -269,7 +269,7 @@ HOSTILE_DATA=1
 if [ "$HPN_HOSTILE_SWEEP" = full ]; then
 	modes="get getr putr scpput"
 	acts="status:0 status:1 status:2 type:STATUS type:HANDLE type:DATA
-	    type:NAME type:ATTRS id:new id:twice trunc handle:0 data:0
+	    type:NAME type:ATTRS id:new id:zero id:twice trunc handle:0 data:0
 	    size:18446744073709551615 hangup"
 else
 	modes="getr putr"
