@@ -445,6 +445,16 @@ early_want(int kind)
 }
 
 /*
+ * Does e wait for the reply of this id?  An early request not sent has the
+ * id 0: a reply with the id 0 answers none of them.
+ */
+static int
+early_awaits(const struct early *e, u_int id)
+{
+	return e->id != 0 && e->id == id && !e->done;
+}
+
+/*
  * One reply to an early request (not limits).  An answer of the kind the
  * request wants, or an error STATUS, stands for upstream's own request a
  * round trip later.  Anything else (another type, an OK STATUS where data
@@ -520,10 +530,8 @@ hpn_sftp_early_recv(struct hpn_sftp *h, int has_limits,
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
 			fatal_fr(r, "parse");
-		/* (an id of 0 is a request not sent: none of ours) */
 		for (i = 0; i < E_MAX; i++)
-			if (h->e[i].id != 0 && h->e[i].id == id &&
-			    !h->e[i].done)
+			if (early_awaits(&h->e[i], id))
 				break;
 		if (i == E_MAX && sshbuf_len(m) > 0) {
 			/* a server that answers out of order: a WRITE's */
@@ -730,8 +738,7 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 		if (hid != 0 && id == hid)
 			continue;	/* the old handle's CLOSE */
 		for (i = 0; i < 4; i++)
-			if (h->e[kinds[i]].id != 0 &&
-			    h->e[kinds[i]].id == id && !h->e[kinds[i]].done)
+			if (early_awaits(&h->e[kinds[i]], id))
 				break;
 		if (i == 4)
 			fatal("ID mismatch (%u)", id);
