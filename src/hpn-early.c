@@ -68,6 +68,10 @@
 #include "xmalloc.h"
 #include "hpn.h"
 
+/* The messages of key exchange methods (RFC 4250 section 4.1.2). */
+#define KEX_METHOD_MIN	30
+#define KEX_METHOD_MAX	49
+
 static struct {
 	int	client_on;	/* client: EarlySend, HPN_EARLY_C is sent */
 	char	*guess;		/* client: the method of a guessed packet */
@@ -76,7 +80,9 @@ static struct {
 	u_int	debt;		/* bytes sent before the window was known */
 	/* server: messages dropped before authentication */
 	u_int	dropped;
-} early = { 0, NULL, -1, 0, 0 };
+	/* client: the guess's reply handlers, armed once KEXINIT is in */
+	dispatch_fn *held[KEX_METHOD_MAX - KEX_METHOD_MIN + 1];
+} early = { 0, NULL, -1, 0, 0, { NULL } };
 
 /* hpnssh: EarlySend. */
 void
@@ -319,6 +325,44 @@ hpn_early_kex_setup(struct ssh *ssh, char *proposal[PROPOSAL_MAX])
 	return 0;
 }
 
+/*
+ * The method's first packet armed the handlers of the server's reply
+ * (kexgen.c: KEX_ECDH_REPLY).  Upstream arms them only once the server's
+ * KEXINIT has been read and the method agreed; a reply before it would
+ * run with none of what that sets (the host key type and algorithm, the
+ * keys' sizes, the new keys themselves).  So until then they are
+ * kex_protocol_error(), upstream's answer to a packet out of order.
+ */
+static void
+hold_replies(struct ssh *ssh)
+{
+	u_int i, type;
+
+	for (i = 0; i < sizeof(early.held) / sizeof(early.held[0]); i++) {
+		type = KEX_METHOD_MIN + i;
+		early.held[i] = NULL;
+		if (ssh->dispatch[type] == &kex_protocol_error)
+			continue;
+		early.held[i] = ssh->dispatch[type];
+		ssh_dispatch_set(ssh, type, &kex_protocol_error);
+		debug3_f("type %u held until the server's KEXINIT", type);
+	}
+}
+
+/* The guessed packet stands: its reply handlers are armed now. */
+static void
+arm_replies(struct ssh *ssh, int arm)
+{
+	u_int i;
+
+	for (i = 0; i < sizeof(early.held) / sizeof(early.held[0]); i++) {
+		if (early.held[i] != NULL && arm)
+			ssh_dispatch_set(ssh, KEX_METHOD_MIN + i,
+			    early.held[i]);
+		early.held[i] = NULL;
+	}
+}
+
 /* sshconnect2.c: the client's methods are set; send the guessed packet. */
 int
 hpn_early_kex_guess(struct ssh *ssh)
@@ -335,6 +379,7 @@ hpn_early_kex_guess(struct ssh *ssh)
 		return SSH_ERR_INTERNAL_ERROR;
 	if ((r = kex->kex[kex->kex_type](ssh)) != 0)
 		return r;
+	hold_replies(ssh);
 	verbose("Early set-up: KEXINIT and a guessed %s packet sent",
 	    early.guess);
 	return 0;
@@ -362,6 +407,7 @@ hpn_early_guess_taken(struct ssh *ssh)
 		    strcmp(kex->name, early.guess) == 0);
 	kex_prop_free(my);
 	kex_prop_free(peer);
+	arm_replies(ssh, taken);
 	if (taken)
 		verbose("Early set-up: the server took the guessed %s packet",
 		    early.guess);
