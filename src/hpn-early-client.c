@@ -52,6 +52,7 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -59,6 +60,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +96,9 @@ static struct {
 	int	none_skipped;	/* the first request was not "none" */
 	int	none_sent;
 	int	kexinit_early;	/* KEXINIT went with the banner */
-} ec = { NULL, 0, 0, -1, 0, NULL, 0, 0, 0 };
+	int	input_own;	/* our input is our caller's pipe (scp, -W) */
+	off_t	file_sent;	/* early data read from a file, offset kept */
+} ec = { NULL, 0, 0, -1, 0, NULL, 0, 0, 0, 0, 0 };
 
 /* Linux: ACK what comes next at once, not after a delay. */
 static void
@@ -110,19 +114,52 @@ quickack(struct ssh *ssh)
 #endif
 }
 
-/* sshconnect.c, connected: EarlySend for the key exchange; TCP_NODELAY. */
+/*
+ * sshconnect.c, connected: EarlySend for the key exchange; TCP_NODELAY.
+ * hpnscp and hpnsftp say in our environment that our standard input is
+ * their pipe (hpn_early_input_own()); what started after the connection
+ * (LocalCommand, a shell's commands) does not inherit it.
+ */
 void
 hpn_early_socket(struct ssh *ssh)
 {
+	const char *cp = getenv(HPN_EARLY_INPUT_ENV);
+
+	ec.input_own = cp != NULL && strcmp(cp, "own") == 0;
+	unsetenv(HPN_EARLY_INPUT_ENV);
 	hpn_early_configure(options.hpn_early_send);
 	if (options.hpn_early_send && ssh_packet_connection_is_on_socket(ssh))
 		set_nodelay(ssh_packet_get_connection_in(ssh));
 }
 
+/* Waiting for EXT_INFO: what came, and upstream's SERVICE_ACCEPT handler. */
+static volatile sig_atomic_t waited, accepted;
+static dispatch_fn *service_accept;
+
+static int
+wait_ext_info(int type, u_int32_t seq, struct ssh *ssh)
+{
+	waited = 1;
+	return kex_input_ext_info(type, seq, ssh);
+}
+
+/* SERVICE_ACCEPT before any EXT_INFO: upstream's handler takes it. */
+static int
+wait_service_accept(int type, u_int32_t seq, struct ssh *ssh)
+{
+	waited = accepted = 1;
+	return service_accept(type, seq, ssh);
+}
+
 /*
- * sshconnect2.c, SERVICE_REQUEST sent: may the first authentication
- * request go now?  Reads what already came after the server's NEWKEYS
- * (its EXT_INFO) first.
+ * sshconnect2.c, SERVICE_REQUEST queued: may the first authentication
+ * request go now?  It is signed for, and chooses its algorithm by, what
+ * the server's EXT_INFO says (publickey-hostbound, server-sig-algs), as
+ * upstream's first request is.  A server that named ext-info-s in its
+ * KEXINIT sends its EXT_INFO right behind its NEWKEYS (RFC 8308 2.4):
+ * what already came is read, and when that is not it yet, we wait for it.
+ * Should SERVICE_ACCEPT come first (a server that sends none), its
+ * handler starts upstream's authentication, and nothing goes early.
  */
 int
 hpn_early_userauth(struct ssh *ssh)
@@ -137,6 +174,22 @@ hpn_early_userauth(struct ssh *ssh)
 		debug_fr(r, "read");	/* the next blocking read says it */
 	if ((r = ssh_dispatch_run(ssh, DISPATCH_NONBLOCK, NULL)) != 0)
 		sshpkt_fatal(ssh, r, "%s", __func__);
+	if (!ssh->kex->ext_info_s || ssh->kex->ext_info_received)
+		return 1;
+	debug("Early set-up: waiting for the server's EXT_INFO");
+	if ((r = ssh_packet_write_wait(ssh)) != 0)	/* SERVICE_REQUEST */
+		sshpkt_fatal(ssh, r, "%s", __func__);
+	service_accept = ssh->dispatch[SSH2_MSG_SERVICE_ACCEPT];
+	ssh_dispatch_set(ssh, SSH2_MSG_EXT_INFO, &wait_ext_info);
+	ssh_dispatch_set(ssh, SSH2_MSG_SERVICE_ACCEPT, &wait_service_accept);
+	waited = accepted = 0;
+	ssh_dispatch_run_fatal(ssh, DISPATCH_BLOCK, &waited);
+	ssh_dispatch_set(ssh, SSH2_MSG_SERVICE_ACCEPT, service_accept);
+	if (accepted) {
+		debug("Early set-up: SERVICE_ACCEPT came before any EXT_INFO: "
+		    "nothing more goes early");
+		return 0;
+	}
 	return 1;
 }
 
@@ -256,22 +309,74 @@ hpn_early_session_allowed(void)
 	return why == NULL;
 }
 
+/* buf[0..n) as the early channel's data. */
+static void
+early_packet(struct ssh *ssh, Channel *c, const u_char *buf, size_t n)
+{
+	int r;
+
+	if ((r = sshpkt_start(ssh, SSH2_MSG_CHANNEL_DATA)) != 0 ||
+	    (r = sshpkt_put_u32(ssh, c->remote_id)) != 0 ||
+	    (r = sshpkt_put_string(ssh, buf, n)) != 0 ||
+	    (r = sshpkt_send(ssh)) != 0)
+		fatal_fr(r, "channel %d: early data", c->self);
+	c->hpn_tx += n;		/* the channel's summary counts it */
+}
+
+/*
+ * A regular file: its data from offset off on, read without moving the
+ * offset (the channel moves it past them once authenticated): when
+ * authentication fails, the file is where it was.
+ */
+static u_int
+early_file(struct ssh *ssh, Channel *c, off_t off)
+{
+	u_char buf[HPN_EARLY_PACKET];
+	ssize_t n;
+	u_int sent = 0, i;
+
+	for (i = 0; i < 256 && sent < HPN_EARLY_DATA_MAX; i++) {
+		n = pread(c->rfd, buf,
+		    MINIMUM(sizeof(buf), HPN_EARLY_DATA_MAX - sent), off + sent);
+		if (n <= 0)	/* EOF or an error: the channel reads it later */
+			break;
+		early_packet(ssh, c, buf, n);
+		sent += n;
+	}
+	ec.file_sent = sent;
+	return sent;
+}
+
 /*
  * Send what the session's standard input holds now, as the early
- * channel's data; kept in ec.stash for a session opened later.  Returns
- * the bytes sent.
+ * channel's data.  Returns the bytes sent.  A regular file is read
+ * without moving its offset.  Anything else (a pipe, a socket, a device)
+ * would lose what was read should authentication fail, so only input
+ * that is our caller's own to lose goes early (ec.input_own: hpnscp's and
+ * hpnsftp's pipe, -W's stream); kept in ec.stash for a session opened
+ * later.
  */
 static u_int
 early_data(struct ssh *ssh, Channel *c)
 {
 	u_char buf[HPN_EARLY_PACKET];
 	struct pollfd pfd;
+	struct stat st;
 	ssize_t n;
+	off_t off;
 	u_int sent = 0, i;
 	int r;
 
 	if (c->client_tty || c->rfd == -1 || isatty(c->rfd))
 		return 0;
+	if (fstat(c->rfd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (off = lseek(c->rfd, 0, SEEK_CUR)) != -1)
+		return early_file(ssh, c, off);
+	if (!ec.input_own && options.stdio_forward_host == NULL) {
+		debug("Early set-up: standard input is not a regular file: "
+		    "it is read once authenticated");
+		return 0;
+	}
 	if (ec.stash == NULL && (ec.stash = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
 	/* A writer blocked on a full pipe writes more once we read. */
@@ -285,13 +390,9 @@ early_data(struct ssh *ssh, Channel *c)
 		if ((n = read(c->rfd, buf,
 		    MINIMUM(sizeof(buf), HPN_EARLY_DATA_MAX - sent))) <= 0)
 			break;
-		if ((r = sshpkt_start(ssh, SSH2_MSG_CHANNEL_DATA)) != 0 ||
-		    (r = sshpkt_put_u32(ssh, c->remote_id)) != 0 ||
-		    (r = sshpkt_put_string(ssh, buf, n)) != 0 ||
-		    (r = sshpkt_send(ssh)) != 0 ||
-		    (r = sshbuf_put(ec.stash, buf, n)) != 0)
+		early_packet(ssh, c, buf, n);
+		if ((r = sshbuf_put(ec.stash, buf, n)) != 0)
 			fatal_fr(r, "channel %d: early data", c->self);
-		c->hpn_tx += n;		/* the channel's summary counts it */
 		sent += n;
 	}
 	return sent;
@@ -369,8 +470,18 @@ hpn_early_auth_result(struct ssh *ssh, int success)
 		ec.taken = 1;
 		sshbuf_free(ec.stash);
 		ec.stash = NULL;
+		/* what went early from a file: the channel reads on after it */
+		if (ec.file_sent > 0 && ((c = channel_lookup(ssh,
+		    ec.sess)) == NULL || lseek(c->rfd, ec.file_sent,
+		    SEEK_CUR) == -1))
+			fatal("Early set-up: cannot move past the %lld bytes "
+			    "of standard input sent early: %s",
+			    (long long)ec.file_sent, c == NULL ?
+			    "no channel" : strerror(errno));
+		ec.file_sent = 0;
 		return;
 	}
+	ec.file_sent = 0;	/* the file is where it was */
 	verbose("Early set-up: the server dropped the early session with the "
 	    "failed request; it opens after authentication");
 	if ((c = channel_lookup(ssh, ec.sess)) != NULL)
@@ -396,20 +507,40 @@ hosts_path(void)
 	return tilde_expand_filename(options.hpn_early_hosts_file, getuid());
 }
 
-/* The file's text (empty when missing), or NULL: unusable. */
+/*
+ * The file's text (empty when missing), or NULL: unusable.  Only a regular
+ * file of at most HPN_EARLY_HOSTS_SIZE is read: a FIFO or a device there
+ * would block or feed us without end (opened without blocking, looked at
+ * before any read).
+ */
 static struct sshbuf *
 hosts_load(const char *path)
 {
 	struct sshbuf *b = NULL;
-	int r;
+	struct stat st;
+	int fd, r;
 
-	if ((r = sshbuf_load_file(path, &b)) != 0) {
-		if (r != SSH_ERR_SYSTEM_ERROR || errno != ENOENT) {
-			debug_r(r, "Early set-up: %s", path);
+	if ((fd = open(path, O_RDONLY|O_NONBLOCK|O_NOCTTY)) == -1) {
+		if (errno != ENOENT) {
+			debug("Early set-up: %s: %s", path, strerror(errno));
 			return NULL;
 		}
 		if ((b = sshbuf_new()) == NULL)
 			fatal_f("sshbuf_new failed");
+		return b;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > HPN_EARLY_HOSTS_SIZE) {
+		debug("Early set-up: %s is not a regular file of at most %d "
+		    "bytes: not used", path, HPN_EARLY_HOSTS_SIZE);
+		close(fd);
+		return NULL;
+	}
+	r = sshbuf_load_fd(fd, &b);
+	close(fd);
+	if (r != 0) {
+		debug_r(r, "Early set-up: %s", path);
+		return NULL;
 	}
 	if (sshbuf_len(b) > HPN_EARLY_HOSTS_SIZE) {
 		debug("Early set-up: %s is larger than %d bytes: not used",

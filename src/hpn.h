@@ -319,6 +319,8 @@ void	hpn_session_log(struct ssh *, int, const char *);
 #define HPN_EARLY_CHANNEL_ID	0	/* the server's id of an early channel */
 #define HPN_EARLY_DATA_MAX	(1024 * 1024)	/* its data before the window */
 #define HPN_EARLY_PACKET	(32 * 1024)	/* ... in packets of at most */
+/* "own": ssh's standard input is its caller's pipe (hpnscp, hpnsftp) */
+#define HPN_EARLY_INPUT_ENV	"HPNSSH_EARLY_INPUT"
 void	hpn_early_configure(int);
 void	hpn_early_kex_names(struct ssh *, char **);
 void	hpn_early_kex_peer(struct ssh *, char **, char **);

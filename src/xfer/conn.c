@@ -1,11 +1,12 @@
 /*
  * HPN patch set: one SFTP connection of the transfer engine (src/xfer/).
  *
- * Owns: struct hpn_sftp's life (hpn_sftp_attach(), conn_free()), its blocking
- * I/O (a request written whole, a reply read whole), its request ids,
- * what its server's VERSION and limits said (settle), and the plain
+ * Owns: struct hpn_sftp's life (hpn_sftp_attach(), conn_free()), its
+ * blocking I/O (a request written whole, a reply read whole), its request
+ * ids, what its server's VERSION and limits said (settle), the plain
  * requests verified resume makes one at a time (hpn_sftp_send/recv,
- * hpn_sftp_open_read(), hpn_sftp_close_handle()).
+ * hpn_sftp_open_read(), hpn_sftp_close_handle()), and what the ssh under
+ * a connection is told of its pipe (hpn_early_input_own()).
  * Calls: proto.c.
  */
 
@@ -36,6 +37,18 @@
 
 #include "hpn.h"
 #include "xfer.h"
+
+/*
+ * scp.c, sftp.c, lanes.c, in the child about to run ssh with our pipe as
+ * its standard input: what it reads of it before authentication is ours
+ * to lose, so it may send it early (EarlySend, hpn-early-client.c): no
+ * one else will read that pipe should authentication fail.
+ */
+void
+hpn_early_input_own(void)
+{
+	(void)setenv(HPN_EARLY_INPUT_ENV, "own", 1);
+}
 
 /* A connection over fd_in/fd_out, its ids counted in *msg_id (shared). */
 struct hpn_sftp *

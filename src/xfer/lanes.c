@@ -250,6 +250,7 @@ spawn(int *fdp)
 		(void)ssh_signal(SIGPIPE, SIG_DFL);	/* not the engine's */
 		/* behind the first connection (hpn_sftp_lanes_go()) */
 		usleep(HPN_LANE_STAGGER * 1000000);
+		hpn_early_input_own();
 		execvp(lanes.argv[0], lanes.argv);
 		fprintf(stderr, "%s: %s\r\n", lanes.argv[0], strerror(errno));
 		_exit(255);
