@@ -2,7 +2,7 @@
 """hpn-early-relay.py: a TCP relay with a delay, for tests/regress/hpn-early.sh.
 
   hpn-early-relay.py --listen PORT --to HOST:PORT --ready FILE
-      [--delay SECONDS] [--capture FILE]
+      [--delay SECONDS] [--capture FILE] [--hold-after-newkeys SECONDS]
 
 Accepts connections on 127.0.0.1:PORT and relays each to HOST:PORT,
 holding every chunk read back SECONDS (each direction; pipelined: a chunk
@@ -10,7 +10,10 @@ leaves SECONDS after it came, whatever came before it), so that a round
 trip through it takes twice that: the round trips a connection's set-up
 waits for in series show in its wall clock.  TCP_NODELAY on both sides.
 With --capture, what the client sends on the last connection is written
-to FILE (each connection's own, from its start) as it passes.  Writes
+to FILE (each connection's own, from its start) as it passes.  With
+--hold-after-newkeys, what the server sends after its first NEWKEYS (its
+EXT_INFO, encrypted) is held back that much longer, once: the packets
+before it are unencrypted, so their lengths and types can be read.  Writes
 FILE (--ready) with its PID once listening; runs until killed, at most 20
 minutes (an alarm).
 """
@@ -32,24 +35,79 @@ def parse():
     p.add_argument("--ready", required=True)
     p.add_argument("--delay", type=float, default=0.0)
     p.add_argument("--capture", default="")
+    p.add_argument("--hold-after-newkeys", type=float, default=0.0)
     return p.parse_args()
+
+
+class NewkeysFinder:
+    """Reads the server's version string and unencrypted packets up to its
+    first NEWKEYS; split(chunk) gives the bytes of chunk up to the end of
+    that NEWKEYS (all of them while it has not come) and those after it
+    (None until it has, then every chunk's)."""
+
+    def __init__(self):
+        self.buf = b""
+        self.off = 0		# what of buf is parsed
+        self.banner = False
+        self.done = False
+
+    def split(self, d):
+        if self.done:
+            return b"", d
+        start = len(self.buf)
+        self.buf += d
+        while True:
+            off = self.off
+            if not self.banner:
+                nl = self.buf.find(b"\n", off)
+                if nl < 0:
+                    return d, None
+                line, self.off = self.buf[off:nl], nl + 1
+                self.banner = line.startswith(b"SSH-")
+                continue
+            if len(self.buf) - off < 6:
+                return d, None
+            plen = int.from_bytes(self.buf[off:off + 4], "big")
+            if len(self.buf) - off < 4 + plen:
+                return d, None
+            kind = self.buf[off + 5]
+            self.off = off + 4 + plen
+            if kind == 21:		# SSH2_MSG_NEWKEYS
+                self.done = True
+                cut = self.off - start
+                return d[:cut], d[cut:]
 
 
 def nodelay(s):
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def pump(src, dst, delay, capture):
-    """src -> dst, each chunk held back delay seconds; EOF passed on."""
+def pump(src, dst, delay, capture, hold=0.0):
+    """src -> dst, each chunk held back delay seconds; EOF passed on.
+    hold: what follows the first NEWKEYS, that much longer."""
     q = queue.Queue()
+    finder = NewkeysFinder() if hold > 0 else None
 
     def reader():
+        held_until = None
         while True:
             try:
                 d = src.recv(65536)
             except OSError:
                 d = b""
-            q.put((time.monotonic() + delay, d))
+            due = time.monotonic() + delay
+            if finder is not None and d:
+                before, after = finder.split(d)
+                if after is not None and held_until is None:
+                    held_until = due + hold
+                if before:
+                    q.put((due, before))
+                d = after
+                if not d:
+                    continue
+            if held_until is not None:
+                due = max(due, held_until)
+            q.put((due, d))
             if not d:
                 return
 
@@ -86,7 +144,8 @@ def serve(c, a):
     nodelay(c)
     nodelay(s)
     cap = open(a.capture, "wb") if a.capture else None
-    t = threading.Thread(target=pump, args=(s, c, a.delay, None),
+    t = threading.Thread(target=pump, args=(s, c, a.delay, None,
+                                            a.hold_after_newkeys),
                          daemon=True)
     t.start()
     pump(c, s, a.delay, cap)
