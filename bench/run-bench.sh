@@ -7,8 +7,10 @@
 #   CIPHERS="aes128-gcm@openssh.com aes128-ctr chacha20-poly1305@openssh.com"
 #   CTR_MAC=hmac-sha2-256-etm@openssh.com   (MAC for non-AEAD ciphers)
 #   MODES="pipe-up scp-up sftp-up sftp-down"  (also: pipe-down scp-down)
-#   PAIRS="hpn-hpn stock-stock hpn-stock stock-hpn"   (client-server)
-#   HPN_TREE STOCK_TREE  HPN_OPTS STOCK_OPTS  SERVER_OPTS
+#   PAIRS="hpn-hpn stock-stock hpn-stock stock-hpn"   (client-server; also
+#   prev-prev with PREV_TREE, anchor-anchor with ANCHOR_TREE)
+#   HPN_TREE STOCK_TREE PREV_TREE ANCHOR_TREE  HPN_OPTS STOCK_OPTS  SERVER_OPTS
+#   NETPATH_OPTS (extra `netpath up` options, e.g. --bufmax 1073741824)
 #   OUT=build/bench/<timestamp>  NAME=hpnbench  TIMEOUT (s per transfer)
 #   VALIDATE=1 (0: skip the path validation)   DRY_RUN=1: print the plan and
 #   the estimated duration, run nothing
@@ -33,6 +35,12 @@ PAIRS=${PAIRS:-"hpn-hpn stock-stock hpn-stock stock-hpn"}
 OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
 HPN_TREE=${HPN_TREE:-$TOP/build/hpn/openssh-$OSV}
 STOCK_TREE=${STOCK_TREE:-$TOP/build/stock/openssh-$OSV}
+# another build of ours (the one before a change: before/after in one run),
+# and an anchor (HPN-SSH built by hand): their own pairs, prev-prev and
+# anchor-anchor
+PREV_TREE=${PREV_TREE:-}
+ANCHOR_TREE=${ANCHOR_TREE:-}
+NETPATH_OPTS=${NETPATH_OPTS:-}
 HPN_OPTS=${HPN_OPTS:-}
 STOCK_OPTS=${STOCK_OPTS:-}
 SERVER_OPTS=${SERVER_OPTS:-}
@@ -43,7 +51,9 @@ VALIDATE=${VALIDATE:-1}
 QUIET_LOAD=${QUIET_LOAD-$((3 * $(nproc)))}
 QUIET_WAIT=${QUIET_WAIT:-600}
 IPERF_PORT=5301
-declare -A PORT=([hpn]=2201 [stock]=2202)
+declare -A PORT=([hpn]=2201 [stock]=2202 [prev]=2203 [anchor]=2204)
+declare -A TREE=([hpn]=$HPN_TREE [stock]=$STOCK_TREE [prev]=$PREV_TREE \
+    [anchor]=$ANCHOR_TREE)
 
 # ---------------------------------------------------------------------------
 # checks
@@ -59,14 +69,21 @@ for m in $MODES; do
 	case $m in pipe-up|pipe-down|scp-up|scp-down|sftp-up|sftp-down) ;;
 	*) bl_die "MODES: unknown mode '$m'" ;; esac
 done
+TAGS=""
 for p in $PAIRS; do
-	case $p in hpn-hpn|stock-stock|hpn-stock|stock-hpn) ;;
+	case $p in hpn-hpn|stock-stock|hpn-stock|stock-hpn|prev-prev|anchor-anchor) ;;
 	*) bl_die "PAIRS: unknown pair '$p' (client-server)" ;; esac
+	for t in ${p%-*} ${p#*-}; do
+		[ -n "${TREE[$t]}" ] || bl_die "PAIRS: $p needs ${t^^}_TREE"
+		[[ " $TAGS " = *" $t "* ]] || TAGS="$TAGS $t"
+	done
 done
+TAGS=${TAGS# }
 [ -n "$TIMEOUT" ] && { [[ $TIMEOUT =~ ^[0-9]+$ ]] || bl_die "TIMEOUT: seconds"; }
 command -v sha256sum >/dev/null || bl_die "sha256sum missing"
 avail=$(df -k --output=avail /dev/shm | tail -n 1)
-[ $((avail * 1024)) -gt $((BYTES * 3)) ] || bl_die "/dev/shm has too little room for 3 x $SIZE"
+[ $((avail * 1024)) -gt $((BYTES * 2 + 268435456)) ] ||
+    bl_die "/dev/shm has too little room for 2 x $SIZE and 256 MiB"
 
 # ---------------------------------------------------------------------------
 # work area (tmpfs) and clean-up
@@ -84,8 +101,9 @@ cleanup() {
 	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
 	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
-	bl_stop_server "$work" "${PORT[hpn]}" 2>/dev/null || true
-	bl_stop_server "$work" "${PORT[stock]}" 2>/dev/null || true
+	for t in hpn stock prev anchor; do
+		bl_stop_server "$work" "${PORT[$t]}" 2>/dev/null || true
+	done
 	[ "$path_up" = 1 ] && { "$NP" down --name "$NAME" || true; }
 	rm -rf "$work"
 	[ $rc -ne 0 ] && bl_log "stopped (status $rc); partial results in $OUT"
@@ -103,10 +121,9 @@ exec > >(trap '' INT TERM; exec tee -a "$LOG") 2>&1
 
 bl_meter "$work"
 bl_netpath_snapshot "$work/netpath"
-bl_snapshot_tree "$HPN_TREE" "$work/tree-hpn"
-bl_snapshot_tree "$STOCK_TREE" "$work/tree-stock"
 declare -A BUILD
-for t in hpn stock; do
+for t in $TAGS; do
+	bl_snapshot_tree "${TREE[$t]}" "$work/tree-$t"
 	BUILD[$t]=$(cat "$work/tree-$t/ssh" "$work/tree-$t/sshd-session" \
 	    "$work/tree-$t/sftp-server" | sha256sum | cut -c1-10)
 done
@@ -145,8 +162,10 @@ echo "bench: results in $OUT"
 echo "bench: RTTS=\"$RTTS\" RATE=$RATE MTU=$MTU SIZE=$SIZE ($BYTES bytes, random, on tmpfs /dev/shm) REPS=$REPS"
 echo "bench: CIPHERS=\"$CIPHERS\" (CTR_MAC=$CTR_MAC for non-AEAD ciphers)"
 echo "bench: MODES=\"$MODES\" PAIRS=\"$PAIRS\" (client-server)"
-echo "bench: hpn:   $("$work/tree-hpn/ssh" -V 2>&1) from $HPN_TREE (build ${BUILD[hpn]}) HPN_OPTS=\"$HPN_OPTS\""
-echo "bench: stock: $("$work/tree-stock/ssh" -V 2>&1) from $STOCK_TREE (build ${BUILD[stock]}) STOCK_OPTS=\"$STOCK_OPTS\""
+for t in $TAGS; do
+	echo "bench: $t: $("$work/tree-$t/ssh" -V 2>&1) from ${TREE[$t]} (build ${BUILD[$t]})"
+done
+echo "bench: HPN_OPTS=\"$HPN_OPTS\" (hpn, prev, anchor) STOCK_OPTS=\"$STOCK_OPTS\" NETPATH_OPTS=\"$NETPATH_OPTS\""
 echo "bench: SERVER_OPTS=\"$SERVER_OPTS\" QUIET_LOAD=$QUIET_LOAD QUIET_WAIT=$QUIET_WAIT"
 echo "bench: $total runs, estimated ~$estimate min (more on a loaded machine)"
 if [ "${DRY_RUN:-0}" = 1 ]; then
@@ -159,8 +178,10 @@ fi
 	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- path: bench/netpath (userspace delay line between two network namespaces), RATE $RATE Mbit/s, MTU $MTU, RTTs $RTTS ms"
 	echo "- SIZE $(bl_human "$BYTES") of random data, read from and written to tmpfs (/dev/shm); REPS $REPS"
-	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\` ($HPN_TREE, build ${BUILD[hpn]}) HPN_OPTS=\`$HPN_OPTS\`"
-	echo "- stock: \`$("$work/tree-stock/ssh" -V 2>&1)\` ($STOCK_TREE, build ${BUILD[stock]}) STOCK_OPTS=\`$STOCK_OPTS\`"
+	for t in $TAGS; do
+		echo "- $t: \`$("$work/tree-$t/ssh" -V 2>&1)\` (${TREE[$t]}, build ${BUILD[$t]})"
+	done
+	echo "- HPN_OPTS=\`$HPN_OPTS\` (hpn, prev, anchor) STOCK_OPTS=\`$STOCK_OPTS\`; netpath up options: \`$NETPATH_OPTS\`"
 	echo "- SERVER_OPTS: \`$SERVER_OPTS\`; non-AEAD ciphers use MACs=$CTR_MAC; QUIET_LOAD=$QUIET_LOAD (wait up to ${QUIET_WAIT}s before a run while the load is higher)"
 } > "$OUT/meta.md"
 
@@ -222,7 +243,7 @@ measure() {
 	*gcm*|chacha20*) mac=implicit ;;
 	*) mac=$CTR_MAC; copts+=(-o "MACs=$CTR_MAC") ;;
 	esac
-	if [ "$ct" = hpn ]; then opts=$HPN_OPTS; else opts=$STOCK_OPTS; fi
+	if [ "$ct" = stock ]; then opts=$STOCK_OPTS; else opts=$HPN_OPTS; fi
 	# shellcheck disable=SC2206
 	[ -n "$opts" ] && copts+=($opts)
 	to=$(transfer_timeout "$rtt")
@@ -335,7 +356,7 @@ measure() {
 			echo "== run $n: rtt $rtt $cipher $mode $ct>$st rep $rep: $status"
 			echo "== client output"; cat "$work/client.out"
 			echo "== client tree usage: $(cat "$cl" 2>/dev/null)"
-			for p in hpn stock; do
+			for p in $TAGS; do
 				echo "== sshd log ($p server), last lines"
 				tail -n 20 "$work/sshd-${PORT[$p]}.log" 2>/dev/null
 			done
@@ -388,7 +409,8 @@ t_start=$SECONDS
 for rtt in $RTTS; do
 	echo
 	echo "bench: ---- RTT $rtt ms, $RATE Mbit/s, MTU $MTU ----"
-	"$NP" up --name "$NAME" --rtt "$rtt" --rate "$RATE" --mtu "$MTU"
+	# shellcheck disable=SC2086
+	"$NP" up --name "$NAME" --rtt "$rtt" --rate "$RATE" --mtu "$MTU" $NETPATH_OPTS
 	path_up=1
 	if [ "$VALIDATE" = 1 ]; then
 		if "$NP" validate --name "$NAME" > "$OUT/validate-rtt$rtt.txt" 2>&1; then
@@ -400,10 +422,10 @@ for rtt in $RTTS; do
 		echo "bench: path validation at RTT $rtt ms: $v"
 		grep '^RESULT' "$OUT/validate-rtt$rtt.txt" | sed "s/^RESULT/- validation at RTT $rtt ms ($v):/" >> "$OUT/meta.md" || true
 	fi
-	bl_start_server "$work" hpn "$work/tree-hpn" "${PORT[hpn]}" "$NAME" ||
-	    bl_die "hpn sshd did not start"
-	bl_start_server "$work" stock "$work/tree-stock" "${PORT[stock]}" "$NAME" ||
-	    bl_die "stock sshd did not start"
+	for t in $TAGS; do
+		bl_start_server "$work" "$t" "$work/tree-$t" "${PORT[$t]}" "$NAME" ||
+		    bl_die "$t sshd did not start"
+	done
 	for ((rep = 1; rep <= REPS; rep++)); do
 		echo "bench: uptime before rep $rep at RTT $rtt: $(uptime)"
 		iperf "$rtt" "$rep"
@@ -418,8 +440,9 @@ for rtt in $RTTS; do
 			done
 		done
 	done
-	bl_stop_server "$work" "${PORT[hpn]}"
-	bl_stop_server "$work" "${PORT[stock]}"
+	for t in $TAGS; do
+		bl_stop_server "$work" "${PORT[$t]}"
+	done
 	"$NP" down --name "$NAME"
 	path_up=0
 done
@@ -431,7 +454,7 @@ echo "- duration: $(((SECONDS - t_start) / 60)) min for $n runs; load at end: $(
 fails=$(awk -F, 'NR > 1 && $13 != "OK"' "$CSV" | wc -l)
 if [ "$fails" != 0 ]; then
 	# The binaries that failed, for whoever looks into it.
-	for t in hpn stock; do
+	for t in $TAGS; do
 		mkdir -p "$OUT/bin-$t-${BUILD[$t]}"
 		cp -p "$work/tree-$t"/* "$OUT/bin-$t-${BUILD[$t]}/"
 	done
