@@ -8,7 +8,8 @@
  * (a channel whose consumer lags, sftp-server's output queue) it is
  * quadratic: filling 64 MiB in 32 KiB steps copies some 64 GiB.  Past
  * HPN_SSHBUF_GEOMETRIC a buffer grows by half of its size at a time
- * instead, so each byte is copied a bounded number of times.
+ * instead, so each byte is copied a bounded number of times; near its
+ * maximum it grows to the maximum.
  */
 
 #include "includes.h"
@@ -22,8 +23,13 @@ hpn_sshbuf_grow(size_t alloc, size_t want, size_t max_size)
 {
 	size_t geometric;
 
-	if (want < HPN_SSHBUF_GEOMETRIC || alloc > max_size / 3 * 2)
+	if (want < HPN_SSHBUF_GEOMETRIC)
 		return want;
+	/*
+	 * Near its maximum too: one last growth to the maximum, not a copy
+	 * of the whole buffer for every 256 bytes more (a window's data
+	 * near a channel buffer's maximum, hundreds of MiB of it).
+	 */
 	geometric = alloc + alloc / 2;
 	if (geometric > max_size)
 		geometric = max_size;

@@ -18,8 +18,9 @@ struct sshbuf;
 /* A server's handle: at most this long (draft-ietf-secsh-filexfer-02 3). */
 #define HPN_SFTP_HANDLE_MAX	256
 
-/* scp, sftp, -n lanes: the ssh they run reads their pipe early. */
-void	hpn_early_input_own(void);
+/* scp, sftp, -n lanes: the ssh they run reads their pipe early, and
+ * shares their memory budget */
+void	hpn_xfer_ssh_child(void);
 
 /* sftp_init: the requests that need no reply to INIT ride with it. */
 struct hpn_sftp *hpn_sftp_attach(int, int, u_int *);

@@ -5,10 +5,11 @@
  * total size bounds the transfer at that much per round trip, exactly like
  * a channel window.  Upstream keeps 64 requests: 2 MiB with 32 KiB requests,
  * 16 MiB with the 255 KiB that OpenSSH servers allow.  Here the count is
- * chosen so that the requests cover the largest channel window an HPN peer
- * grows to (HPN_SFTP_INFLIGHT); the channel's own window still throttles
- * the data, so a count that is larger than needed costs only a few idle
- * request headers.  -R (sftp) and -X nrequests= (scp) still override it.
+ * chosen so that the requests cover HPN_SFTP_INFLIGHT at first; the
+ * engine then grows what it keeps in flight with the path (rate x RTT,
+ * hpn_sftp_budget_grow()) as windows grow.  The channel's own window
+ * still throttles the data, so a count that is larger than needed costs
+ * only a few idle request headers.  -R (sftp) and -X nrequests= (scp) still override it.
  * It is computed once the request size is settled (after the server's
  * limits@openssh.com reply), so larger requests mean fewer of them.  Like
  * upstream since 10.1, the server's open-handles figure does not bound it:
@@ -49,6 +50,33 @@ hpn_sftp_num_requests(u_int rbuflen, u_int wbuflen)
 	if (n > HPN_SFTP_REQUESTS_MAX)
 		n = HPN_SFTP_REQUESTS_MAX;
 	return (u_int)n;
+}
+
+/*
+ * One connection's bytes in flight (budget), every round trip: its
+ * requests are its window, and they grow as a channel window does
+ * (hpn-window.c).  While the budget limits the transfer (it moved at
+ * least half the budget over the last round trip) it grows to
+ * HPN_SFTP_INFLIGHT_FACTOR x the rate x the round trip, at most doubling
+ * a round trip, up to HPN_SFTP_INFLIGHT_MAX; it never shrinks.  What it
+ * moved is what the server took or gave, so a slow disk or reader gives
+ * a low rate and no growth; the channel's window throttles the data as
+ * before.  moved bytes in dt seconds, rtt the round trip (0: unknown).
+ */
+u_int64_t
+hpn_sftp_budget_grow(u_int64_t budget, u_int64_t moved, double dt, double rtt)
+{
+	double want;
+
+	if (dt <= 0 || rtt <= 0 || budget >= HPN_SFTP_INFLIGHT_MAX ||
+	    (double)moved / dt * rtt < budget / 2)
+		return budget;
+	want = HPN_SFTP_INFLIGHT_FACTOR * ((double)moved / dt) * rtt;
+	if (want > 2.0 * budget)
+		want = 2.0 * budget;
+	if (want > HPN_SFTP_INFLIGHT_MAX)
+		want = HPN_SFTP_INFLIGHT_MAX;
+	return want > budget ? (u_int64_t)want : budget;
 }
 
 /*

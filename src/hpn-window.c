@@ -10,14 +10,18 @@
  *    whenever a window adjust is about to be sent, so the window follows
  *    the kernel's receive-buffer autotuning as it grows with the path's
  *    bandwidth-delay product (TcpRcvBufPoll no: read once; TcpRcvBuf: a
- *    fixed buffer asked of the kernel at connection set-up).  Linux tunes
- *    that buffer to several times the bandwidth-delay product, and a
- *    window's worth of data sits in memory whenever the consumer lags, so
- *    where TCP_INFO gives the round-trip time the window is also held to
- *    twice the rate the channel took data at over the last round trip
+ *    fixed buffer asked of the kernel at connection set-up).  While no
+ *    queue builds on the path (the data's round trip stays near the
+ *    lowest, TCP_INFO) and the reader keeps up, the window is the buffer
+ *    itself: the kernel grows it from what the reader takes each round
+ *    trip, as fast as TCP's own window grows, so on a path of seconds
+ *    (the bandwidth-delay product of 10 Gbit/s x 100 ms) the window
+ *    never trails TCP's slow start.  Otherwise, as a window's worth of
+ *    data sits in memory whenever the consumer lags, the window is held
+ *    to twice the rate the channel took data at over the last round trip
  *    times that round trip: while the window limits the transfer this
- *    doubles it every round trip, and it then settles near twice the
- *    bandwidth-delay product.
+ *    doubles it every second round trip, and it settles near twice the
+ *    bandwidth-delay product.  A window never shrinks.
  *
  *  - Behind a relay (a jump host that the peer reaches us through, a TCP
  *    proxy or load balancer) our socket is a short hop: its buffer and RTT
@@ -50,9 +54,11 @@
  *    consumer gives a low rate and no growth.  Peers without ping (OpenSSH
  *    before 9.5) get doubling while the consumer keeps up.
  *
- *  - The cap is HPNBufferSize, and below 16 MiB towards a non-HPN OpenSSH
- *    8.4 or later: such a sender stops reading its input at 16 MiB
- *    (CHAN_INPUT_MAX), and larger windows were seen to make it collapse.
+ *  - The cap is HPNBufferSize (1 GiB by default: the path decides), and
+ *    below 16 MiB towards a non-HPN OpenSSH 8.4 or later: such a sender
+ *    stops reading its input at 16 MiB (CHAN_INPUT_MAX), and larger
+ *    windows were seen to make it collapse.  Past sshbuf's 128 MiB, the
+ *    channel's data buffers are allowed the window (window_buffers()).
  *
  * Growth is sent as part of the next window adjust.  Windows of the stock
  * session size (HPN_WINDOW_GROW_MIN) and more are adjusted per 1/8 of the
@@ -497,6 +503,25 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 			*bulk = 1;
 			return MAXIMUM(target, HPN_WINDOW_BULK);
 		}
+		/*
+		 * No queue on the path (the data's round trip near the
+		 * lowest) and a reader that keeps up (less than 1/8 of the
+		 * window waits for it): the window follows the receive
+		 * buffer itself, at most doubling at a time.  The kernel
+		 * grows that buffer from what the reader takes each round
+		 * trip, as TCP's own window grows; a window sized from the
+		 * last round trip's rate trails it by a round trip, and on
+		 * a path of a second or more (10 Gbit/s x 100 ms has the
+		 * BDP of 1 Gbit/s x 1 s) each round trip of slow start
+		 * spent behind TCP costs seconds.  A queue, or a reader
+		 * that lags, brings back the rule of the rate.
+		 */
+		if (hpn.rcvbuf > MAXIMUM(target, c->local_window_max) &&
+		    hpn.rcv_rtt > 0 && hpn.rcv_rtt < rtt * HPN_BULK_RTT_SLACK &&
+		    sshbuf_len(c->output) < c->local_window_max / 8) {
+			*why = "TCP receive buffer, reader keeps up";
+			return hpn.rcvbuf;
+		}
 		return MINIMUM(hpn.rcvbuf, target);
 	}
 	/* No socket: time a round trip with a PING. */
@@ -511,6 +536,32 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 	*why = "peer keeps up (no RTT measurement)";
 	target = c->local_window_max;
 	return target > UINT_MAX / 2 ? UINT_MAX : target * 2;
+}
+
+/*
+ * A window past what sshbuf allows a buffer (SSHBUF_SIZE_MAX, 128 MiB):
+ * the buffers that hold the channel's data until its reader takes it (its
+ * output and extended data, both charged to the window) may grow to the
+ * window, plus the tenth upstream lets a peer exceed it by, plus a packet.
+ * These buffers only: every other buffer, and each packet from the peer,
+ * keeps sshbuf's bounds.
+ */
+static void
+window_buffers(Channel *c, u_int window)
+{
+	size_t want = (size_t)window + window / 8 + c->local_maxpacket;
+	int r;
+
+	if (want <= SSHBUF_SIZE_MAX)
+		return;
+	want = MINIMUM(want, HPN_SSHBUF_LARGE_MAX);
+	if (sshbuf_max_size(c->output) < want &&
+	    (r = sshbuf_set_max_size_large(c->output, want)) != 0)
+		fatal_fr(r, "channel %d: output buffer of %zu", c->self, want);
+	if (sshbuf_max_size(c->extended) < want &&
+	    (r = sshbuf_set_max_size_large(c->extended, want)) != 0)
+		fatal_fr(r, "channel %d: extended buffer of %zu", c->self,
+		    want);
 }
 
 /*
@@ -545,10 +596,17 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 			target = old * 2;
 		if (target > cap)
 			target = cap;
+		/* past the stock size, from the memory budget (hpn-budget.c) */
+		target = old + hpn_budget_take(target - old);
+	} else
+		target = old;
+	if (target > old) {
+		window_buffers(c, target);
 		c->local_window_max = target;
 		c->local_consumed += target - old;
-		debug("channel %d: window %u -> %u (%s)", c->self, old,
-		    target, why);
+		debug("channel %d: window %u -> %u (%s; receive buffer %u, "
+		    "rtt %.0f ms, data rtt %.0f ms)", c->self, old, target,
+		    why, hpn.rcvbuf, hpn.rtt_min * 1e3, hpn.rcv_rtt * 1e3);
 	}
 	stats.window = c->local_window_max;
 	if (stats.window > stats.window_peak)
@@ -592,6 +650,21 @@ hpn_channel_summary(Channel *c)
 	    c->remote_name ? c->remote_name : "?",
 	    (unsigned long long)c->hpn_rx, (unsigned long long)c->hpn_tx,
 	    c->local_window_max, c->hpn_window_start);
+}
+
+/*
+ * channels.c, a channel freed: its summary, and what its window took of
+ * the memory budget (its growth past where it started, or past the stock
+ * size, hpn_window_adjust_due()) goes back.
+ */
+void
+hpn_channel_freed(Channel *c)
+{
+	u_int base = MAXIMUM(c->hpn_window_start, HPN_WINDOW_GROW_MIN);
+
+	hpn_channel_summary(c);
+	if (c->local_window_max > base)
+		hpn_budget_give(c->local_window_max - base);
 }
 
 /*

@@ -29,8 +29,10 @@
 
 /* Dynamic receive windows (hpn-window.c). */
 #define HPN_WINDOW_GROW_MIN	(2 * 1024 * 1024)	/* channels that grow */
-#define HPN_WINDOW_MAX_DEFAULT	(64 * 1024 * 1024)	/* HPNBufferSize */
-#define HPN_WINDOW_MAX_LIMIT	(112 * 1024 * 1024)	/* < sshbuf max */
+#define HPN_WINDOW_MAX_LIMIT	(1024 * 1024 * 1024)	/* HPNBufferSize */
+#define HPN_WINDOW_MAX_DEFAULT	HPN_WINDOW_MAX_LIMIT	/* the path decides */
+/* a channel's data buffers, past sshbuf's 128 MiB: a window and its excess */
+#define HPN_SSHBUF_LARGE_MAX	(HPN_WINDOW_MAX_LIMIT + HPN_WINDOW_MAX_LIMIT / 8)
 #define HPN_STOCK_PEER_WINDOW_MAX (15 * 1024 * 1024)	/* < CHAN_INPUT_MAX */
 #define HPN_RCVBUF_LIMIT	(1024 * 1024 * 1024)	/* TcpRcvBuf */
 #define HPN_INPUT_STAGE		(4 * 1024 * 1024)	/* unsent, per channel */
@@ -69,10 +71,14 @@ int	hpn_peer_mixes_rekey(struct ssh *);
 int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 
 /* hpn-sftp.c: requests in flight (upstream: 64) */
-#define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)
+#define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)	/* bytes, at first */
+#define HPN_SFTP_INFLIGHT_MAX	HPN_WINDOW_MAX_LIMIT	/* ... grown to */
+#define HPN_SFTP_INFLIGHT_FACTOR 2	/* ... this x rate x RTT */
 #define HPN_SFTP_REQUESTS_MIN	64
 #define HPN_SFTP_REQUESTS_MAX	1024
+#define HPN_SFTP_DATA_REQS_MAX	16384	/* READ/WRITE out, at most */
 u_int	hpn_sftp_num_requests(u_int, u_int);
+u_int64_t hpn_sftp_budget_grow(u_int64_t, u_int64_t, double, double);
 
 /* hpn-sftp.c: what the transfer engine (hpn-sftp-xfer.c) plans by */
 #define HPN_SFTP_HANDLES_DEFAULT 64	/* servers that give no open-handles */
@@ -217,6 +223,23 @@ void	hpn_window_setup(struct ssh *, int, int, u_int, u_int);
 int	hpn_window_adjust_due(struct ssh *, struct Channel *);
 void	hpn_window_pong(struct ssh *, const u_char *, size_t);
 void	hpn_channel_summary(struct Channel *);
+void	hpn_channel_freed(struct Channel *);
+
+/* hpn-budget.c: channel windows' memory, shared by a server's sessions */
+#define HPN_BUDGET_ENV		"HPNSSH_BUDGET_FD"	/* its descriptor */
+#define HPN_BUDGET_AUTO		(-2LL)	/* HPNBufferBudget auto: RAM / 4 */
+#define HPN_BUDGET_MIN		(16LL * 1024 * 1024)	/* ... at least */
+u_int64_t hpn_budget_auto(void);
+int	hpn_parse_budget(const char *, long long *);
+void	hpn_budget_dump(const char *, long long);
+void	hpn_budget_create(long long, int);
+int	hpn_budget_pass(int);
+void	hpn_budget_attach(void);
+void	hpn_budget_configure(long long, int);
+u_int	hpn_budget_take(u_int);
+void	hpn_budget_give(u_int);
+void	hpn_budget_reaped(pid_t);
+void	hpn_budget_state(u_int64_t *, u_int64_t *);
 size_t	hpn_channel_input_max(struct Channel *);
 
 /* hpn-chanio.c: fewer, larger reads and writes for bulk channels */

@@ -1,13 +1,14 @@
 /*
- * HPN patch set: -n, what each connection of a run may hold out
- * (src/xfer/).
+ * HPN patch set: what each connection of a run may hold out (src/xfer/).
  *
  * Owns: the decisions of how the bytes in flight are shared among a run's
  * connections: which connection a file opens on (lane_pick()), each
  * one's budget from its own rate every round trip and the cap on all of
  * them together (lanes_tune(), on hpn-sftp.c's hpn_sftp_lane_budget() and
  * hpn_sftp_lanes_cap()), the round trip measured (lane_rtt()).  With one
- * connection its budget is the whole path's, set once.
+ * connection its budget starts at what the path's requests were sized to
+ * and grows, every round trip, as a window does (lane_grow(), on
+ * hpn_sftp_budget_grow()); the READ/WRITE count follows the budget.
  * Calls: hpn-sftp.c (the library's pure logic); nothing of src/xfer/ (it
  * reads and sets struct xrun's fields).
  */
@@ -106,13 +107,13 @@ lane_pick(struct xrun *x)
 	return best;
 }
 
-/* -n: the round trip of a data request, as the quickest reply says. */
+/* The round trip of a data request, as the quickest reply says. */
 void
 lane_rtt(struct xrun *x, struct xreq *q)
 {
 	double t;
 
-	if (x->nplan < 2 || q->sent <= 0)
+	if (q->sent <= 0)
 		return;
 	t = monotime_double() - q->sent;
 	if (x->rtt <= 0 || t < x->rtt)
@@ -131,6 +132,51 @@ lane_rtt(struct xrun *x, struct xreq *q)
  * than the path needs once their sum is steady (hpn_sftp_lanes_cap()).
  */
 #define LANE_TICK_MIN	0.05	/* s: not more often */
+
+/* READ/WRITE requests out on l, at most: enough for its budget. */
+static void
+lane_maxdata(struct xlane *l)
+{
+	u_int64_t n;
+
+	if (l->dead || l->h == NULL)	/* dropped: its connection is gone */
+		return;
+	n = l->budget / MAXIMUM(1, MINIMUM(l->h->rbuflen, l->h->wbuflen)) + 1;
+	n = MAXIMUM(n, (u_int64_t)l->h->nreq * X_DATA_REQS);
+	l->maxdata = (u_int)MINIMUM(n, HPN_SFTP_DATA_REQS_MAX);
+}
+
+/*
+ * One connection: its budget is its requests' window, grown every round
+ * trip as a channel window is (hpn_sftp_budget_grow()).
+ */
+static void
+lane_grow(struct xrun *x)
+{
+	struct xlane *l = L0(x);
+	u_int64_t old = l->budget;
+	double now = monotime_double(), dt;
+
+	if (x->rtt <= 0)
+		return;
+	if (x->tick <= 0) {
+		x->tick = now;
+		l->tick_moved = l->moved;
+		return;
+	}
+	if ((dt = now - x->tick) < MAXIMUM(x->rtt, LANE_TICK_MIN))
+		return;
+	l->budget = hpn_sftp_budget_grow(l->budget, l->moved - l->tick_moved,
+	    dt, x->rtt);
+	l->tick_moved = l->moved;
+	x->tick = now;
+	if (l->budget == old)
+		return;
+	lane_maxdata(l);
+	debug2_f("bytes in flight %llu -> %llu (rtt %.3f s)",
+	    (unsigned long long)old, (unsigned long long)l->budget, x->rtt);
+}
+
 void
 lanes_tune(struct xrun *x)
 {
@@ -143,7 +189,11 @@ lanes_tune(struct xrun *x)
 	u_int i;
 	int end, off;
 
-	if (x->nplan < 2 || x->rtt <= 0)
+	if (x->nplan < 2) {
+		lane_grow(x);
+		return;
+	}
+	if (x->rtt <= 0)
 		return;
 	now = monotime_double();
 	if (x->tick <= 0) {
@@ -178,6 +228,7 @@ lanes_tune(struct xrun *x)
 		l->budget = hpn_sftp_lane_budget(l->moved - l->tick_moved, dt,
 		    x->rtt, end ? HPN_LANE_END_HEADROOM : HPN_LANE_HEADROOM,
 		    x->budget_max);
+		lane_maxdata(l);
 		rsum += (l->moved - l->tick_moved) / dt;
 		bsum += l->budget;
 		l->tick_moved = l->moved;
@@ -190,6 +241,7 @@ lanes_tune(struct xrun *x)
 			l = &x->lanes[i];
 			l->budget = MAXIMUM(HPN_LANE_BUDGET_MIN,
 			    (u_int64_t)(l->budget * ((double)cap / bsum)));
+			lane_maxdata(l);
 		}
 	}
 	if (x->cap.off && !off)
@@ -213,7 +265,9 @@ lane_budget_init(struct xrun *x, struct xlane *l)
 	 * go to a connection that runs dry (steal()).
 	 */
 	l->budget = (u_int64_t)h->nreq * MAXIMUM(h->rbuflen, h->wbuflen);
-	x->budget_max = MAXIMUM(x->budget_max, l->budget);
+	/* -n: each may grow as one alone would (lanes_tune() caps the sum) */
+	x->budget_max = MAXIMUM(x->budget_max,
+	    MAXIMUM(l->budget, HPN_SFTP_INFLIGHT_MAX));
 	/*
 	 * -n: until a round trip is known (lanes_tune()), at most
 	 * HPN_LANE_BUDGET_START: what a connection asks for before the
@@ -222,4 +276,5 @@ lane_budget_init(struct xrun *x, struct xlane *l)
 	if (x->nplan > 1)
 		l->budget = MAXIMUM(MINIMUM(l->budget / x->nplan,
 		    HPN_LANE_BUDGET_START), 2 * HPN_STRIPE_SPLIT);
+	lane_maxdata(l);
 }

@@ -6,7 +6,7 @@
  * ids, what its server's VERSION and limits said (settle), the plain
  * requests verified resume makes one at a time (hpn_sftp_send/recv,
  * hpn_sftp_open_read(), hpn_sftp_close_handle()), and what the ssh under
- * a connection is told of its pipe (hpn_early_input_own()).
+ * a connection is told (hpn_xfer_ssh_child()).
  * Calls: proto.c.
  */
 
@@ -42,12 +42,16 @@
  * scp.c, sftp.c, lanes.c, in the child about to run ssh with our pipe as
  * its standard input: what it reads of it before authentication is ours
  * to lose, so it may send it early (EarlySend, hpn-early-client.c): no
- * one else will read that pipe should authentication fail.
+ * one else will read that pipe should authentication fail.  With -n, it
+ * gets the memory budget its windows share with the other connections
+ * (hpn-budget.c; lanes.c passes it at a low descriptor, as it closes the
+ * others).
  */
 void
-hpn_early_input_own(void)
+hpn_xfer_ssh_child(void)
 {
 	(void)setenv(HPN_EARLY_INPUT_ENV, "own", 1);
+	(void)hpn_budget_pass(-1);
 }
 
 /* A connection over fd_in/fd_out, its ids counted in *msg_id (shared). */

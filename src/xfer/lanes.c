@@ -105,6 +105,9 @@ hpn_sftp_lanes_parse(const char *s)
 	if (errstr != NULL)
 		return -1;
 	lanes.want = (u_int)n;
+	/* the connections' windows share one memory budget (hpn-budget.c) */
+	if (n > 1)
+		hpn_budget_create(HPN_BUDGET_AUTO, 1);
 	return 0;
 }
 
@@ -193,15 +196,18 @@ lanes_reap(void)
 		if (ln->up && ln->pid > 0 &&
 		    waitpid(ln->pid, NULL, WNOHANG) == 0)
 			ln->pid = 0;	/* ends on its own */
+		else if (ln->up && ln->pid > 0)
+			hpn_budget_reaped(ln->pid);
 	}
 	for (tries = 0; tries < 100; tries++) {
 		for (i = 0, left = 0; i < HPN_LANES_MAX; i++) {
 			ln = &lanes.l[i];
 			if (ln->pid <= 0)
 				continue;
-			if (waitpid(ln->pid, NULL, WNOHANG) != 0)
+			if (waitpid(ln->pid, NULL, WNOHANG) != 0) {
+				hpn_budget_reaped(ln->pid);
 				ln->pid = 0;
-			else
+			} else
 				left++;
 		}
 		if (left == 0)
@@ -246,11 +252,11 @@ spawn(int *fdp)
 		 * connection held here would keep its ssh from seeing its
 		 * end (scp waits for it on a fatal error).
 		 */
-		closefrom(STDERR_FILENO + 1);
+		closefrom(hpn_budget_pass(STDERR_FILENO + 1));
 		(void)ssh_signal(SIGPIPE, SIG_DFL);	/* not the engine's */
 		/* behind the first connection (hpn_sftp_lanes_go()) */
 		usleep(HPN_LANE_STAGGER * 1000000);
-		hpn_early_input_own();
+		hpn_xfer_ssh_child();
 		execvp(lanes.argv[0], lanes.argv);
 		fprintf(stderr, "%s: %s\r\n", lanes.argv[0], strerror(errno));
 		_exit(255);

@@ -66,7 +66,7 @@ req_add(struct xrun *x, int kind, struct xfile *f, struct xdir *d, u_int id)
 	q->f = f;
 	q->d = d;
 	/* sent before the run (with INIT): when is not known here */
-	if (x->nplan > 1 && id == 0)
+	if (id == 0)
 		q->sent = monotime_double();
 	if (RB_INSERT(xreqs, &l->reqs, q) != NULL)
 		fatal_f("request id %u in use", q->id);
@@ -111,7 +111,7 @@ int
 budget_left(struct xlane *l)
 {
 	return !l->dead && l->inflight < l->budget &&
-	    l->ndata < l->h->nreq * X_DATA_REQS &&
+	    l->ndata < l->maxdata &&
 	    sshbuf_len(l->obuf) < X_OBUF_MAX;
 }
 

@@ -309,6 +309,7 @@ struct xlane {
 	u_int ndata;			/* READ/WRITE out */
 	u_int64_t inflight;		/* their bytes (expected) */
 	u_int64_t budget;		/* at most this many */
+	u_int maxdata;			/* READ/WRITE out, at most */
 	u_int nhandles;			/* asked for or held */
 	u_int max_handles;
 	int fl_in, fl_out;		/* descriptor flags to restore */
@@ -354,7 +355,7 @@ struct xrun {
 	u_int64_t kept_bytes;		/* resume: there before, in done */
 	u_int files_done, files_total;
 	double start, last, rate;
-	double rtt;			/* -n: quickest data reply seen */
+	double rtt;			/* quickest data reply seen */
 	double tick;			/* lanes_tune() last looked */
 	struct hpn_sftp_cap cap;	/* -n: all of them together */
 	u_int64_t budget_max;		/* -n: a connection's at most */

@@ -10,7 +10,7 @@ STOCK_WINDOW_CAP=15728640
 STOCK_WINDOW=2097152
 
 # --- option values (no path needed)
-for opt in HPNBufferSize=0 HPNBufferSize=113M HPNBufferSize=64Q \
+for opt in HPNBufferSize=0 HPNBufferSize=1025M HPNBufferSize=64Q \
     HPNBufferSize=-1 TcpRcvBuf=2G TcpRcvBuf=x TcpRcvBufPoll=maybe \
     HPNDisabled=2; do
 	if ${REAL_SSH} -G -F $OBJ/ssh_config -o "$opt" somehost \
@@ -29,7 +29,7 @@ g=`${REAL_SSH} -G -F $OBJ/ssh_config -o HPNBufferSize=16M -o TcpRcvBuf=4096 some
 echo "$g" | grep -qx 'hpnbuffersize 16384' || fail "HPNBufferSize=16M not shown as 16384 KiB"
 echo "$g" | grep -qx 'tcprcvbuf 4096' || fail "TcpRcvBuf=4096 not shown"
 g=`${REAL_SSH} -G -F $OBJ/ssh_config somehost`
-for l in 'hpndisabled no' 'tcprcvbufpoll yes' 'tcprcvbuf 0' 'hpnbuffersize 65536'; do
+for l in 'hpndisabled no' 'tcprcvbufpoll yes' 'tcprcvbuf 0' 'hpnbuffersize 1048576'; do
 	echo "$g" | grep -qx "$l" || fail "ssh -G does not show default '$l'"
 done
 t=`${REAL_SSHD} -T -f $OBJ/sshd_config -o HPNBufferSize=32768`
@@ -113,7 +113,8 @@ sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $HPORT/" \
 # The peak window in the summary lines of LOG after line FROM.
 peak() {
 	tail -n +`expr ${2:-0} + 1` $1 | awk '/peak window/ {
-		for (i = 1; i < NF; i++) if ($i == "window") print $(i + 1) }' |
+		for (i = 1; i < NF; i++) if ($i == "window") {
+		v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' |
 	    sort -n | tail -n 1
 }
 lines() {

@@ -2304,6 +2304,31 @@ tests(void)
 	ASSERT_U_INT_EQ(hpn_sftp_num_requests(32 * 1024, 255 * 1024), 258);
 	TEST_DONE();
 
+	TEST_START("sftp: one connection's bytes in flight grow as a window");
+	/* 64 MiB moved in a 1 s round trip: it limits; doubled */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 64 << 20, 1.0, 1.0),
+	    128ULL << 20);
+	/* 40 MiB of the 64 a round trip: to twice that, 80 MiB */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 40 << 20, 1.0, 1.0),
+	    80ULL << 20);
+	/* less than half of it a round trip: not the limit, kept */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 30 << 20, 1.0, 1.0),
+	    64ULL << 20);
+	/* the rate over 0.5 s at a 1 s round trip */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 32 << 20, 0.5, 1.0),
+	    128ULL << 20);
+	/* never past the largest window, never less than it was */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(900ULL << 20, 900ULL << 20, 1.0,
+	    1.0), HPN_SFTP_INFLIGHT_MAX);
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(HPN_SFTP_INFLIGHT_MAX,
+	    2ULL << 30, 1.0, 1.0), HPN_SFTP_INFLIGHT_MAX);
+	/* nothing measured: kept */
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 64 << 20, 0, 1.0),
+	    64ULL << 20);
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 64 << 20, 1.0, 0),
+	    64ULL << 20);
+	TEST_DONE();
+
 	TEST_START("sftp engine: handles within the server's figure");
 	ASSERT_U_INT_EQ(hpn_sftp_max_handles(1019, 0), 1000);
 	ASSERT_U_INT_EQ(hpn_sftp_max_handles(200, 0), 200);
@@ -2394,11 +2419,13 @@ tests(void)
 	    128 << 20), 6 << 20);
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(4 << 20, 10 << 20, 128 << 20),
 	    10 << 20);
-	/* Near the maximum: never past it. */
+	/* Near the maximum: to the maximum at once, never past it. */
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(80 << 20, (80 << 20) + 256,
-	    100 << 20), (80 << 20) + 256);
+	    100 << 20), 100 << 20);
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(60 << 20, (60 << 20) + 256,
-	    64 << 20), (60 << 20) + 256);
+	    64 << 20), 64 << 20);
+	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(600 << 20, (600 << 20) + 256,
+	    HPN_SSHBUF_LARGE_MAX), 900 << 20);
 	ASSERT_SIZE_T_EQ(hpn_sshbuf_grow(40 << 20, (40 << 20) + 256,
 	    64 << 20), 60 << 20);
 	TEST_DONE();

@@ -1,0 +1,157 @@
+#	HPN patch set: HPNBufferBudget, the memory all of hpnsshd's sessions'
+#	windows may take together (issue 42).  On an emulated 1 Gbit/s,
+#	100 ms path (a window there grows to 25 MB or more), six uploads at
+#	once into readers that take 32 MiB and then stop: with a budget of
+#	16 MiB the sessions' memory stays within it plus what a session costs
+#	anyway, the server logs that the budget stopped a window, and once the
+#	readers go on every byte arrives; without a budget (the control) the
+#	same measure shows more.  After them a new session's window grows
+#	again (the budget was given back).  Option values, -T and -G.
+#	Placed in the Public Domain.
+
+tid="hpn window budget"
+
+# --- option values (no path needed)
+for v in 1M 15M 0 -1 1Q autox; do
+	${REAL_SSHD} -T -f $OBJ/sshd_config -o "HPNBufferBudget=$v" \
+	    > $OBJ/hpnbu.out 2>&1 && fail "sshd took HPNBufferBudget=$v"
+	grep -qi "bad hpnbufferbudget" $OBJ/hpnbu.out ||
+		fail "sshd: no clear error for HPNBufferBudget=$v: `cat $OBJ/hpnbu.out`"
+	${REAL_SSH} -G -F $OBJ/ssh_config -o "HPNBufferBudget=$v" x \
+	    > $OBJ/hpnbu.out 2>&1 && fail "ssh took HPNBufferBudget=$v"
+done
+${REAL_SSHD} -T -f $OBJ/sshd_config | grep -qx "hpnbufferbudget auto" ||
+	fail "sshd -T: the default is not auto"
+${REAL_SSHD} -T -f $OBJ/sshd_config -o HPNBufferBudget=none |
+    grep -qx "hpnbufferbudget none" || fail "sshd -T: none"
+${REAL_SSHD} -T -f $OBJ/sshd_config -o HPNBufferBudget=2G |
+    grep -qx "hpnbufferbudget 2097152" || fail "sshd -T: 2G not 2097152 KiB"
+${REAL_SSH} -G -F $OBJ/ssh_config -o HPNBufferBudget=64M x |
+    grep -qx "hpnbufferbudget 65536" || fail "ssh -G: 64M not 65536 KiB"
+
+if [ -z "$HPN_TOP" ]; then
+	fatal "HPN_TOP not set: bench/netpath is needed"
+fi
+PATH_TAG=hpnbu PATH_LOGLEVEL=DEBUG1
+. $HPN_TOP/tests/regress/path-lib.sh
+$NETPATH up --name $NP --rtt 100 --rate 1000 > $OBJ/hpnbu-path.log 2>&1 ||
+	fatal "netpath up failed: `cat $OBJ/hpnbu-path.log`"
+
+W=$OBJ/hpnbu
+rm -rf $W
+mkdir -p $W
+chmod 755 $W
+N=6
+BUDGET=16777216		# 16 MiB
+dd if=/dev/urandom of=$W/data bs=1048576 count=96 2>/dev/null
+
+BPORT=`expr $PORT + 120`
+NPORT=`expr $PORT + 121`
+path_sshd budget ${REAL_SSHD} $BPORT "SshdSessionPath $SSHD_SESSION" \
+    "SshdAuthPath $SSHD_AUTH" "HPNBufferBudget 16M"
+path_sshd nobudget ${REAL_SSHD} $NPORT "SshdSessionPath $SSHD_SESSION" \
+    "SshdAuthPath $SSHD_AUTH" "HPNBufferBudget none"
+SLOG=$OBJ/hpnbu-sshd.budget.log
+sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $BPORT/" \
+    $OBJ/ssh_config > $OBJ/ssh_config.hpnbu
+
+# rss_sessions: the summed RSS (KiB) of the sessions' processes
+rss_sessions() {
+	for p in `pgrep -f "^sshd-session: $USER@notty"`; do
+		awk '/^VmRSS:/ { print $2 }' /proc/$p/status 2>/dev/null
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# One idle session: what a session costs whatever its window.
+$CNS ${REAL_SSH} -F $OBJ/ssh_config.hpnbu somehost "sleep 30" \
+    < /dev/null > /dev/null 2>&1 &
+idle=$!
+path_pids="$path_pids $idle"
+i=0
+while [ "`pgrep -fc "^sshd-session: $USER@notty"`" -lt 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+sleep 1
+base=`rss_sessions`
+kill $idle 2>/dev/null
+wait $idle 2>/dev/null
+[ "$base" -gt 0 ] || fatal "no idle session found to measure"
+verbose "$tid: an idle session: $base KiB"
+
+# stalled PORT: $N uploads at once into readers that take 32 MiB and then
+# stop; once the sessions' memory stops growing, their RSS in KiB in $rss;
+# then the readers go on and every byte must arrive.
+stalled() {
+	rm -f $W/go $W/out.*
+	pids=""
+	for n in `seq 1 $N`; do
+		$CNS timeout 120 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu -p $1 \
+		    somehost "head -c 33554432 > $W/out.$n; while [ ! -e $W/go ]; do sleep 0.1; done; cat >> $W/out.$n" \
+		    < $W/data > $W/err.$n 2>&1 &
+		pids="$pids $!"
+	done
+	path_pids="$path_pids $pids"
+	# the readers have their 32 MiB, the windows have filled: the
+	# sessions' memory stops growing (at most 30 s)
+	prev=0 i=0 got=0
+	while [ $i -lt 60 ]; do
+		sleep 0.5
+		now=`rss_sessions`
+		got=0
+		for n in `seq 1 $N`; do
+			[ "`stat -c %s $W/out.$n 2>/dev/null`" = 33554432 ] &&
+			    got=`expr $got + 1`
+		done
+		[ $got -eq $N ] && [ $now -le $prev ] && break
+		prev=$now
+		i=`expr $i + 1`
+	done
+	[ $got -eq $N ] || fail "port $1: only $got of $N readers got their 32 MiB"
+	rss=`rss_sessions`
+	touch $W/go
+	for p in $pids; do
+		wait $p || fail "port $1: an upload failed: `cat $W/err.* | tail -3`"
+	done
+	for n in `seq 1 $N`; do
+		cmp -s $W/data $W/out.$n || fail "port $1: upload $n: data differ"
+	done
+}
+# what a session costs anyway, $N times (README.hpn section 1: an idle
+# session's RSS and 6 MiB: its stock window of 2 MiB, never from the
+# budget, the packet layer's 1 MiB read buffer, allocation slack), plus
+# the budget
+limit=`expr \( $BUDGET / 1024 \) + $N \* \( $base + 6144 \)`
+
+verbose "$tid: $N uploads into readers that stop, with a budget of 16 MiB"
+m=`wc -l < $SLOG`
+stalled $BPORT
+verbose "$tid: stalled, the sessions held $rss KiB (limit $limit: the budget, $N x ($base + 6144))"
+[ "$rss" -le "$limit" ] || fail "the sessions held $rss KiB, more than $limit KiB"
+tail -n +`expr $m + 1` $SLOG | grep -q "HPNBufferBudget: .* held by channel windows" ||
+	fail "the server did not log that the budget stopped a window"
+c=`tail -n +\`expr $m + 1\` $SLOG | grep -c "HPNBufferBudget: .* held by channel windows"`
+[ "$c" -le $N ] || fail "the budget was logged $c times by $N sessions"
+
+# The control: without a budget the same measure must show more, or it
+# could not tell the budget's effect.
+verbose "$tid: the same without a budget (the control)"
+stalled $NPORT
+verbose "$tid: stalled, no budget: the sessions held $rss KiB"
+[ "$rss" -gt "$limit" ] ||
+	fail "without a budget the sessions held $rss KiB, within $limit: the measure shows nothing"
+
+verbose "$tid: given back: a new session's window grows again"
+m=`wc -l < $SLOG`
+$CNS timeout 60 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu somehost \
+    "cat > $W/out.again" < $W/data || fail "the upload after them failed"
+cmp -s $W/data $W/out.again || fail "the upload after them: data differ"
+sleep 1
+p=`tail -n +\`expr $m + 1\` $SLOG | awk '/peak window/ {
+	for (i = 1; i < NF; i++) if ($i == "window") {
+	v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' | sort -n | tail -n 1`
+[ -n "$p" ] && [ "$p" -gt 16777216 ] ||
+	fail "after the others ended the window stopped at ${p:-?}: the budget was not given back"
+
+rm -rf $W
+path_cleanup
