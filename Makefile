@@ -11,6 +11,7 @@
 #   make bench            HPN vs stock vs iperf3 over RTTs, ciphers, modes (hours)
 #   make bench-quick      the same at 50 ms, aes128-gcm, 256 MiB (~8 min)
 #   make bench-tree       trees of files: hpnscp -r/hpnsftp vs stock, rsync, iperf3
+#   make bench-bigbdp     1 Gbit/s x 1 s and x 2 s (BDP 125, 250 MB) vs iperf3 (~40 min)
 #   make bench-metrics    hpnssh -o Metrics=yes on the emulated path, with plots
 #   make bench-jump       through a jump host vs direct, hpn and stock (~5 min)
 #   make bench-setup      connection set-up at 0, 50, 100 ms: round trips (~3 min)
@@ -132,7 +133,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h src/*/*.mk)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-metrics bench-jump bench-setup bench-mptcp bench-lanes bench-hash \
+.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-bigbdp bench-metrics bench-jump bench-setup bench-mptcp bench-lanes bench-hash \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -267,6 +268,14 @@ bench-cpu: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 # hpnscp/hpnsftp vs stock vs rsync -e hpnssh vs iperf3; RTTS TREES BIG REPS...
 bench-tree: bench-deps $(HPN_DIR)/.built $(STOCK_DIR)/.built check-prep
 	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' bench/tree-bench.sh
+
+# The biggest paths (bench/bigbdp-bench.sh; build/bench-bigbdp/): 1 Gbit/s
+# with a round trip of 1 s and 2 s, socket buffers up to 1 GiB, pipe and
+# scp up, sftp both ways vs iperf3; PREV_TREE= another build of ours beside,
+# HPN_ANCHOR= HPN-SSH built by hand (about 40 minutes, 14 GB of tmpfs).
+bench-bigbdp: bench-deps $(HPN_DIR)/.built check-prep
+	@HPN_TREE='$(BENCH_HPN_TREE)' STOCK_TREE='$(BENCH_STOCK_TREE)' \
+	    bench/bigbdp-bench.sh $(B)/bench-bigbdp/$$(date +%Y%m%d-%H%M%S)
 
 # Transfers through a jump host against direct ones (bench/jump-bench.sh;
 # build/bench-jump/; about 5 minutes).
