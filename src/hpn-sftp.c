@@ -54,14 +54,17 @@ hpn_sftp_num_requests(u_int rbuflen, u_int wbuflen)
 
 /*
  * One connection's bytes in flight (budget), every round trip: its
- * requests are its window, and they grow as a channel window does
- * (hpn-window.c).  While the budget limits the transfer (it moved at
- * least half the budget over the last round trip) it grows to
- * HPN_SFTP_INFLIGHT_FACTOR x the rate x the round trip, at most doubling
- * a round trip, up to HPN_SFTP_INFLIGHT_MAX; it never shrinks.  What it
- * moved is what the server took or gave, so a slow disk or reader gives
- * a low rate and no growth; the channel's window throttles the data as
- * before.  moved bytes in dt seconds, rtt the round trip (0: unknown).
+ * requests are its window.  While the budget limits the transfer (it
+ * moved at least half the budget over the last round trip) it grows to
+ * HPN_SFTP_INFLIGHT_FACTOR x the rate x the round trip, up to
+ * HPN_SFTP_INFLIGHT_MAX; it never shrinks.  Four times: what arrives
+ * over a round trip was asked for under the budget of the round trip
+ * before, so twice would trail TCP's slow start, and the channel's
+ * window (hpn-window.c), not this budget, is what holds memory at
+ * either end: requests in flight past what the path carries wait in
+ * TCP's and the window's queues.  What it moved is what the server took
+ * or gave, so a slow disk or reader gives a low rate and no growth.
+ * moved bytes in dt seconds, rtt the round trip (0: unknown).
  */
 u_int64_t
 hpn_sftp_budget_grow(u_int64_t budget, u_int64_t moved, double dt, double rtt)
@@ -72,8 +75,6 @@ hpn_sftp_budget_grow(u_int64_t budget, u_int64_t moved, double dt, double rtt)
 	    (double)moved / dt * rtt < budget / 2)
 		return budget;
 	want = HPN_SFTP_INFLIGHT_FACTOR * ((double)moved / dt) * rtt;
-	if (want > 2.0 * budget)
-		want = 2.0 * budget;
 	if (want > HPN_SFTP_INFLIGHT_MAX)
 		want = HPN_SFTP_INFLIGHT_MAX;
 	return want > budget ? (u_int64_t)want : budget;

@@ -73,7 +73,7 @@ int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 /* hpn-sftp.c: requests in flight (upstream: 64) */
 #define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)	/* bytes, at first */
 #define HPN_SFTP_INFLIGHT_MAX	HPN_WINDOW_MAX_LIMIT	/* ... grown to */
-#define HPN_SFTP_INFLIGHT_FACTOR 2	/* ... this x rate x RTT */
+#define HPN_SFTP_INFLIGHT_FACTOR 4	/* ... this x rate x RTT */
 #define HPN_SFTP_REQUESTS_MIN	64
 #define HPN_SFTP_REQUESTS_MAX	1024
 #define HPN_SFTP_DATA_REQS_MAX	16384	/* READ/WRITE out, at most */

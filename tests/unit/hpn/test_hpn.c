@@ -2305,20 +2305,20 @@ tests(void)
 	TEST_DONE();
 
 	TEST_START("sftp: one connection's bytes in flight grow as a window");
-	/* 64 MiB moved in a 1 s round trip: it limits; doubled */
+	/* 64 MiB moved in a 1 s round trip: it limits; four times that */
 	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 64 << 20, 1.0, 1.0),
-	    128ULL << 20);
-	/* 40 MiB of the 64 a round trip: to twice that, 80 MiB */
+	    256ULL << 20);
+	/* 40 MiB of the 64 a round trip: to 160 MiB */
 	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 40 << 20, 1.0, 1.0),
-	    80ULL << 20);
+	    160ULL << 20);
 	/* less than half of it a round trip: not the limit, kept */
 	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 30 << 20, 1.0, 1.0),
 	    64ULL << 20);
 	/* the rate over 0.5 s at a 1 s round trip */
 	ASSERT_U64_EQ(hpn_sftp_budget_grow(64 << 20, 32 << 20, 0.5, 1.0),
-	    128ULL << 20);
+	    256ULL << 20);
 	/* never past the largest window, never less than it was */
-	ASSERT_U64_EQ(hpn_sftp_budget_grow(900ULL << 20, 900ULL << 20, 1.0,
+	ASSERT_U64_EQ(hpn_sftp_budget_grow(300ULL << 20, 300ULL << 20, 1.0,
 	    1.0), HPN_SFTP_INFLIGHT_MAX);
 	ASSERT_U64_EQ(hpn_sftp_budget_grow(HPN_SFTP_INFLIGHT_MAX,
 	    2ULL << 30, 1.0, 1.0), HPN_SFTP_INFLIGHT_MAX);
