@@ -14,9 +14,11 @@
 #
 # Stock OpenSSH is not run: its 2 MiB window gives 2 MB/s at 1 s (4 GiB
 # would take half an hour); the report prints that ceiling instead.
-# Prints the targets (bench/bigbdp-report.sh): each mode >= 0.95 x
-# iperf3 and >= HPN-SSH by first-to-last byte; whole-command times and
-# the largest RSS of client and server beside them.
+# Then bench/stall-bench.sh: 100 uploads into readers that stall, with
+# HPNBufferBudget and without (STALL=0: not run).  Prints the targets
+# (bench/bigbdp-report.sh): each mode >= 0.95 x iperf3 and >= HPN-SSH by
+# first-to-last byte; whole-command times and the largest RSS of client
+# and server beside them; the sessions' memory when readers stall.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$TOP/build/bench-bigbdp/$(date +%Y%m%d-%H%M%S)}
@@ -41,4 +43,6 @@ for rtt in $RTTS; do
 	    NETPATH_OPTS="--bufmax 1073741824" NAME=hpnbigbdp \
 	    OUT="$OUT/rtt$rtt" "$TOP/bench/run-bench.sh"
 done
+# readers that stall: 100 uploads, with HPNBufferBudget and without
+[ "${STALL:-1}" = 1 ] && "$TOP/bench/stall-bench.sh" "$OUT/stall"
 "$TOP/bench/bigbdp-report.sh" "$OUT" | tee "$OUT/report.txt"

@@ -66,6 +66,10 @@ for csv in "$out"/rtt*/results.csv; do
 		printf "   %s\n", miss ? miss " target(s) missed" : "every target met"
 	}' "$csv"
 done
+if [ -r "$out/stall/report.txt" ]; then
+	echo "== readers that stall (bench/stall-bench.sh)"
+	sed 's/^stall: /   /' "$out/stall/report.txt"
+fi
 echo
 echo "MB/s: bytes / first to last byte at the receiver (iperf3 likewise, slow start"
 echo "included); wall s: the whole command; MB/s-set: bytes / (wall - the pair's"
