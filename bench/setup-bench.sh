@@ -18,6 +18,10 @@
 #   hpn-guess    hpnssh host true, its EarlyHostsFile knowing the server
 #   hpn-first    ... on first contact (EarlyHostsFile none: no guess)
 #   hpn-off      ... EarlySend no: upstream's set-up
+#   hpn-file     hpnssh host head -c 1, its standard input a regular file
+#                of one byte (it goes early, read without moving its
+#                offset; head needs no EOF, so the byte's round trip shows)
+#   hpn-pipe     the same from a pipe (read once authenticated: issue 44)
 #   stock>hpn    stock ssh to hpnsshd
 #   hpn>stock    hpnssh to the stock build's sshd; stock>stock: stock's
 #   hpn>deb92    hpnssh to Debian's sshd 9.2; stock>deb92: stock's
@@ -68,6 +72,10 @@ bl_snapshot_tree "$STOCK_TREE" "$work/tree-stock"
 HPN=$work/tree-hpn STOCK=$work/tree-stock
 tsshd_setup "$work"
 printf x > "$work/one"
+# hpn-file, hpn-pipe: the command with that standard input
+printf '#!/bin/sh\nexec "$@" < %s\n' "$work/one" > "$work/in-file"
+printf '#!/bin/sh\nprintf x | "$@"\n' > "$work/in-pipe"
+chmod 755 "$work/in-file" "$work/in-pipe"
 echo "get $work/one $work/got" > "$work/batch"
 
 # start_servers: the sshds in the server namespace of the path up
@@ -120,9 +128,11 @@ stop_servers() {
 
 # one CASE: seconds of its command, in the client namespace
 one() {
-	local c=$1 t=$HPN
+	local c=$1 t=$HPN in=
 	local -a cmd
 	case $c in
+	hpn-file) in=$work/in-file cmd=(ssh hpn head -c 1) ;;
+	hpn-pipe) in=$work/in-pipe cmd=(ssh hpn head -c 1) ;;
 	hpn-guess) cmd=(ssh hpn true) ;;
 	hpn-first) cmd=(ssh -oEarlyHostsFile=none hpn true) ;;
 	hpn-off) cmd=(ssh -oEarlySend=no hpn true) ;;
@@ -145,11 +155,11 @@ one() {
 	    timeout 60 "$@" < /dev/null > /dev/null 2>&1 && e=$EPOCHREALTIME ||
 	        exit 1
 	    echo "$s $e" | awk "{ printf \"%.4f\", \$2 - \$1 }"' _ \
-	    "$t/${cmd[0]}" -F "$work/ssh_config" "${cmd[@]:1}" ||
+	    ${in:+"$in"} "$t/${cmd[0]}" -F "$work/ssh_config" "${cmd[@]:1}" ||
 		bl_die "$c failed: ${cmd[*]}"
 }
 
-CASES="hpn-guess hpn-first hpn-off stock>hpn hpn>stock stock>stock"
+CASES="hpn-guess hpn-first hpn-off hpn-file hpn-pipe stock>hpn hpn>stock stock>stock"
 [ $have_deb = 1 ] && CASES="$CASES hpn>deb92 stock>deb92"
 CASES="$CASES scp-up scp-down sftp-get scp-up-off sftp-get-off jump jump-stock"
 
@@ -236,6 +246,11 @@ done
 			print "Targets (README.hpn section 15), at " hi " ms:"
 			check("hpn-guess", 5, "hpnssh host true to hpnsshd")
 			check("hpn-first", 5, "the same, first contact")
+			check("hpn-file", 5, "hpnssh host head -c 1 < a file")
+			# a pipe is read once authenticated: one round trip more
+			d = rt("hpn-pipe") - rt("hpn-file")
+			printf "  %-4s hpn-pipe      %4.1f round trips, %.1f more than from a file (at most 1): a pipe waits for authentication\n",
+			    d <= 1 ? "ok" : "MISS", rt("hpn-pipe"), d
 			check("hpn>stock", 7.5, "hpnssh to stock 10.x")
 			check("hpn>deb92", 7.5, "hpnssh to Debian 9.2")
 			check_all("scp-up", 6, "1-byte hpnscp up")
