@@ -70,10 +70,15 @@ missing() {
 
 # tests/regress/hpn-early.sh builds a Go x/crypto/ssh server
 # (tests/interop/goserver) with GOPROXY=off: its module, pinned in go.mod and
-# go.sum, is fetched into Go's module cache here, by Go's own client.
+# go.sum, is fetched into Go's module cache here, by Go's own client.  No
+# go (golang-go is in the test set) or no module fails: the test would
+# otherwise leave that server out.
 go_modules() {
 	case "$1" in test|bench|all) ;; *) return 0 ;; esac
-	command -v go >/dev/null 2>&1 || return 0
+	command -v go >/dev/null 2>&1 || {
+		echo "deps: error: no go (golang-go) for tests/interop/goserver" >&2
+		return 1
+	}
 	local dir
 	dir="$(cd "$(dirname "$0")/.." && pwd)/tests/interop/goserver"
 	if (cd "$dir" && GOFLAGS=-mod=mod GOPROXY=off go mod download) >/dev/null 2>&1; then
@@ -81,8 +86,8 @@ go_modules() {
 	fi
 	echo "deps: go mod download (tests/interop/goserver)"
 	(cd "$dir" && GOFLAGS=-mod=mod go mod download) || {
-		echo "deps: the Go module could not be fetched: hpn-early skips its Go server" >&2
-		return 0
+		echo "deps: error: the Go module of tests/interop/goserver could not be fetched (hpn-early's Go server needs it)" >&2
+		return 1
 	}
 }
 
@@ -99,7 +104,7 @@ install)
 	m=$(missing "${2:-all}" | tr '\n' ' ')
 	if [ -z "$m" ]; then
 		echo "deps: everything is installed"
-		go_modules "${2:-all}"
+		go_modules "${2:-all}" || exit 1
 		exit 0
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
@@ -119,7 +124,7 @@ install)
 	fi
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $m
-	go_modules "${2:-all}"
+	go_modules "${2:-all}" || exit 1
 	;;
 *)
 	echo "usage: $0 check build|pkg|site|test|fuzz|bench | install [build|pkg|site|test|fuzz|bench|all]" >&2

@@ -12,11 +12,15 @@
 #                  by HPN_SITE_TREE and HPN_STOCK_SITE_TREE in the
 #                  environment (make check-security sets them).
 #
-# Output goes to LOGDIR/regress-MODE.log; progress and every skipped test
-# with its reason are printed; on failure the failed-*.log files are shown.
+# Output goes to LOGDIR/regress-MODE.log; progress and every skip (a whole
+# test's, or a part's: tests/lib/skips.sh) with its reason are printed; on
+# failure the failed-*.log files are shown.  With CI=true, a skip that
+# tests/allowed-skips does not name fails the run.
 # Never run two of these at once on one tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib/skips.sh"
+HPN_SKIPS_ALLOWED=${HPN_SKIPS_ALLOWED:-$top/tests/allowed-skips}
 [ $# -ge 3 ] || { echo "usage: $0 openssh|openssh-quick|hpn|security TREE LOGDIR [STOCK_TREE]" >&2; exit 2; }
 mode=$1 tree=$(cd "$2" && pwd) logs=$3 stock=${4:-}
 mkdir -p "$logs"
@@ -63,6 +67,9 @@ hpn|security)
 		ours="$ours $(basename "$t" .sh)"
 	done
 	[ -n "$ours" ] || { echo "regress: no tests for $mode" >&2; exit 1; }
+	# each security test shows the flaw on stock: half a test without it
+	[ "$mode" != security ] || [ -n "$stock" ] ||
+		{ echo "regress: security needs STOCK_TREE (make stock)" >&2; exit 2; }
 	export HPN_TOP="$top"
 	[ -z "$stock" ] || export HPN_STOCK_TREE="$(cd "$stock" && pwd)"
 	target=(t-exec LTESTS="${ours# }") ;;
@@ -77,23 +84,42 @@ set +e
 make "${here[@]}" "${target[@]}" > "$log" 2>&1 < /dev/null &
 mpid=$!
 # Follow the log for progress (bounded by make's own end).
-tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skip test|^failed|FAIL|passed$' |
+tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skipping[ :]|^skip test|^failed|FAIL|passed$' |
     sed -u 's/^/  /'
 wait $mpid
 rc=$?
 set -e
 secs=$(( $(date +%s) - start ))
 
-summary() {
-	# Each "run test X ..." line, then SKIPPED lines of that test.
+# Every skip as "TEST<tab>TEXT": the test (its script's name less .sh,
+# from the "run test X ..." line before it; "-" before any) and what its
+# line says.
+skips() {
 	awk '
-	/^run test / { t = $3; n++ }
-	/^SKIPPED: |^[Ss]kipped[ :(]/ {
-		sub(/^(SKIPPED|[Ss]kipped):? */, ""); printf "    skipped %s: %s\n", t, $0; s++ }
-	/^skip test / { printf "    skipped %s: listed in SKIP_LTESTS\n", $3; s++ }
-	END { printf "  %d tests run, %d skipped\n", n, s }' "$log"
+	BEGIN { t = "-" }
+	/^run test / { t = $3; sub(/\.sh$/, "", t) }
+	/^SKIPPED: |^[Ss]kipped[ :(]|^skipping[ :]/ {
+		x = $0; sub(/^(SKIPPED|[Ss]kipped|skipping):? */, "", x)
+		printf "%s\t%s\n", t, x }
+	/^skip test / { x = $3; sub(/\.sh$/, "", x)
+		printf "%s\tlisted in SKIP_LTESTS\n", x }' "$log"
 }
-summary
+nrun=$(grep -c '^run test ' "$log" || true)
+nskip=0
+notallowed=""
+while IFS="$(printf '\t')" read -r t x; do
+	nskip=$((nskip + 1))
+	echo "    skipped $t: $x"
+	if [ "${CI:-}" = true ] && ! skip_allowed "$t" "$x"; then
+		notallowed="$notallowed
+    $t: $x"
+	fi
+done < <(skips)
+echo "  $nrun tests run, $nskip skips"
+if [ -n "$notallowed" ]; then
+	echo "regress($mode): in CI, skips that tests/allowed-skips does not allow:$notallowed" >&2
+	[ $rc -ne 0 ] || rc=1
+fi
 if [ $rc -ne 0 ]; then
 	for f in regress/failed-*.log; do
 		[ -e "$f" ] || continue

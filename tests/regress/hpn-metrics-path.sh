@@ -99,6 +99,8 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
 	[ -f $M.remote ] && fail "stock: $M.remote left behind"
 	grep -q 'Metrics: the server gives no metrics' $OBJ/hpnmp-err ||
 		fail "stock: no notice"
+else
+	skip_part "a stock server on the path" "no stock build (HPN_STOCK_TREE)"
 fi
 
 verbose "$tid: lossy path"

@@ -1,10 +1,14 @@
 #	HPN patch set: TCP stack metrics (Metrics, MetricsInterval, MetricsPath,
 #	PermitMetrics), the summary line, and sshd's session transfer log, on
 #	loopback.  The path figures (RTT, retransmits) are checked on an
-#	emulated path by tests/metrics/test-metrics.sh.
+#	emulated path by tests/regress/hpn-metrics-path.sh.  Each case
+#	removes the files of the one before it first.
 #	Placed in the Public Domain.
 
 tid="hpn metrics"
+
+[ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
+. $HPN_TOP/tests/lib/skips.sh
 
 M=$OBJ/hpnm
 DATA=$OBJ/hpnm-data
@@ -111,7 +115,7 @@ grep -q "Session transfer: user $USER from 127.0.0.1 port [0-9]*, command \"slee
 
 verbose "$tid: upload with Metrics, the server's log line"
 mark
-rm -f $OUT
+rm -f $OUT $M.local $M.remote
 rm -f $OBJ/hpnm-err
 ${REAL_SSH} -F $OBJ/ssh_config -E $OBJ/hpnm-err -o Metrics=yes -o MetricsInterval=0.5 \
     -o MetricsPath=$M somehost "cat > $OUT" < $DATA 2>> $OBJ/hpnm-err ||
@@ -121,6 +125,9 @@ since "Session transfer: "
 grep -q '(sender: this end)' $OBJ/hpnm-err || fail "upload: the summary does not name this end"
 grep -q "command \"cat > $OUT\": $SIZE bytes in, 0 bytes out, " $OBJ/hpnm-log ||
 	fail "no server log line with $SIZE bytes in: `cat $OBJ/hpnm-log`"
+for f in $M.local $M.remote; do
+	[ `rows $f` -ge 1 ] || fail "upload: no rows in $f"
+done
 
 verbose "$tid: sftp subsystem in the server's log"
 mark
@@ -146,7 +153,7 @@ verbose "$tid: PermitMetrics no"
 echo "PermitMetrics no" >> $OBJ/sshd_config
 stop_sshd
 start_sshd
-rm -f $OBJ/hpnm-err
+rm -f $OBJ/hpnm-err $M.local $M.remote
 ${REAL_SSH} -F $OBJ/ssh_config -E $OBJ/hpnm-err -o Metrics=yes -o MetricsInterval=0.2 \
     -o MetricsPath=$M somehost "sleep 0.5; cat $DATA" > $OUT 2>> $OBJ/hpnm-err ||
 	fail "ssh against PermitMetrics no failed"
@@ -178,7 +185,7 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
 	done
 	spid=`cat $OBJ/pidfile.stock 2>/dev/null`
 	[ -n "$spid" ] || fatal "the stock sshd did not start"
-	rm -f $OBJ/hpnm-err
+	rm -f $OBJ/hpnm-err $M.local $M.remote
 	${REAL_SSH} -F $OBJ/ssh_config -E $OBJ/hpnm-err -p $SPORT -o Metrics=yes -o MetricsInterval=0.2 \
 	    -o MetricsPath=$M somehost "sleep 0.5; cat $DATA" > $OUT 2>> $OBJ/hpnm-err
 	r=$?
@@ -189,6 +196,8 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sshd" ]; then
 	[ -f $M.remote ] && fail "stock server: $M.remote left behind"
 	grep -q 'Metrics: the server gives no metrics' $OBJ/hpnm-err ||
 		fail "stock server: no notice"
+else
+	skip_part "a stock server" "no stock build (HPN_STOCK_TREE)"
 fi
 
 rm -f $DATA $OUT $M.local $M.remote $OBJ/hpnm-*

@@ -5,6 +5,9 @@
 
 tid="hpn none cipher"
 
+[ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
+. $HPN_TOP/tests/lib/skips.sh
+
 DATA=$OBJ/hpnn-data
 OUT=$OBJ/hpnn-out
 ERR=$OBJ/hpnn-err
@@ -185,8 +188,8 @@ not_switched "Match User NoneEnabled no"
 
 verbose "$tid: a peer proposing none in the first key exchange is refused"
 PEER="$HPN_TOP/tests/regress/hpn-none-peer.py"
-if [ -z "$HPN_TOP" ] || ! command -v python3 >/dev/null; then
-	verbose "$tid: no python3 or HPN_TOP: pre-auth peer not tested"
+if ! command -v python3 >/dev/null; then
+	skip_part "a pre-authentication none peer" "no python3"
 else
 	fresh
 	python3 $PEER client 127.0.0.1 $PORT > $OUT 2>&1 || fail "probe failed: `cat $OUT`"
@@ -254,8 +257,8 @@ fi
 PMK="$HPN_TOP/tests/regress/hpn-none-paramiko.py"
 PY=/usr/bin/python3
 HS=OpenSSH_10.2p1_hpn18.8.0
-if [ -z "$HPN_TOP" ] || ! $PY -c 'import paramiko' 2>/dev/null; then
-	verbose "$tid: no paramiko or HPN_TOP: HPN-SSH negotiation not tested"
+if ! $PY -c 'import paramiko' 2>/dev/null; then
+	skip_part "HPN-SSH negotiation (paramiko peers)" "no python3-paramiko"
 else
 	PPORT=`expr $PORT + 2`
 	cat > $OBJ/hpnn-peer.conf <<EOC

@@ -5,14 +5,17 @@
 #	and names of any length, short, long and empty data, an EOF too early,
 #	sizes of 0 and 2^64-1, the connection closed anywhere.  For get, get
 #	-r, put, put -r, scp both ways, resume (-Z) and -n 2, each case checks
-#	the exit status (never a signal, never past a bounded time), the
-#	message naming the request, that nothing outside the target changed
-#	(the source, the scratch directory), and that every file left is the
-#	source's bytes or a prefix of them, shorter (no holes, no file that
-#	looks complete and is not).  Then a sweep of every request type with
-#	every kind of reply checks the same invariants without expected
-#	messages.  The server is started by scp -D/sftp -D (and by a stand-in
-#	for ssh with -n: scp -S).
+#	that its rule fired (the relay's --log), the exit status (never a
+#	signal, never past a bounded time), the message naming the request,
+#	that nothing outside the target changed (the source, the scratch
+#	directory), and that every file left is the source's bytes or a
+#	prefix of them, shorter (no holes, no file that looks complete and is
+#	not), but for the bytes of data the server made up itself (each one
+#	of them an 'x', no more of them than it sent).  Then a sweep of every
+#	request type with every kind of reply checks the same invariants
+#	without expected messages: where the rule fired, an exit status of 0,
+#	1 or 255; where it did not, a clean transfer.  The server is started
+#	by scp -D/sftp -D (and by a stand-in for ssh with -n: scp -S).
 #	Placed in the Public Domain.
 
 tid="hpn sftp hostile server"
@@ -43,9 +46,9 @@ srv() {
 	for _x in "$@"; do
 		_r="$_r --rule '$_x'"
 	done
-	rm -f $W/inst
-	printf '#!/bin/sh\nexec %s %s --timeout %s %s %s -- %s\n' \
-	    "$PY" "$HOSTILE" $TO "$INST $RATE" "$_r" "$SFTPSERVER" > $W/srv
+	rm -f $W/inst $W/log
+	printf '#!/bin/sh\nexec %s %s --timeout %s --log %s %s %s -- %s\n' \
+	    "$PY" "$HOSTILE" $TO $W/log "$INST $RATE" "$_r" "$SFTPSERVER" > $W/srv
 	chmod +x $W/srv
 }
 
@@ -90,16 +93,27 @@ target() {
 	esac
 }
 
+# made: the bytes of data the server made up itself in the last run (the
+# relay's log: "READ id: data:N", a DATA of N bytes 'x'; "READ id:
+# type:DATA", one)
+made() {
+	awk '$1 == "READ" && $3 ~ /^data:/ { sub(/^data:/, "", $3); n += $3 }
+	    $1 == "READ" && $3 == "type:DATA" { n++ }
+	    END { print n + 0 }' $W/log 2>/dev/null || echo 0
+}
+
 # state MODE WHAT: nothing outside the target changed, and every file in it
 # is the source's bytes or a shorter prefix of them (SHORT: how many were
-# short).  HOSTILE_DATA set: the server sent bytes of its own, sizes only.
+# short), but for bytes the server made up: each an 'x', as many at most
+# as it sent.
 state() {
 	(cd $W/src && find . -type f | LC_ALL=C sort | xargs sha256sum) |
 	    cmp -s - $W/src.sum || fail "$2: the source changed"
 	_o=`ls $W | grep -v -x -e src -e src.sum -e fakessh -e dst -e remote \
-	    -e srv -e batch -e out -e err -e rc -e inst`
+	    -e srv -e batch -e out -e err -e rc -e inst -e log`
 	[ -z "$_o" ] || fail "$2: outside the target: $_o"
 	SHORT=0
+	_made=`made`
 	_t=`target $1`
 	for _f in `cd $_t && find . -type f`; do
 		case $_f in
@@ -112,19 +126,23 @@ state() {
 		_m=`stat -c %s $_s`
 		if [ $_n -gt $_m ]; then
 			fail "$2: $_f is longer than its source ($_n > $_m)"
-		elif [ -z "$HOSTILE_DATA" ] &&
-		    ! cmp -s -n $_n $_t/$_f $_s; then
-			fail "$2: $_f is not a prefix of its source"
+		elif ! cmp -s -n $_n $_t/$_f $_s &&
+		    ! cmp -l -n $_n $_t/$_f $_s | awk -v m=$_made '
+		    $2 != 170 { bad = 1 } END { exit (bad || NR > m) }'; then
+			fail "$2: $_f is not a prefix of its source (made up: $_made bytes)"
 		elif [ $_n -lt $_m ]; then
 			SHORT=`expr $SHORT + 1`
 		fi
 	done
 }
 
-# case MODE RULES RC PATTERN [short]: a run with its expected exit status
-# (x: any that is not a signal or a hang), a pattern of its stderr (-:
-# none), and whether a short file may be left with success ("short": the
-# server said the file ended there)
+# case MODE RULES RC PATTERN [short|sweep]: a run with its expected exit
+# status (x: any of the programs' own, 0, 1 or 255: not a signal, a hang
+# or a program that did not run), a pattern of its stderr (-: none), and
+# whether a short file may be left with success ("short": the server said
+# the file ended there).  The rules must fire (the relay's log); "sweep":
+# "short", or, where they did not fire, a clean transfer (status 0, every
+# file whole).
 case_() {
 	_m=$1 _rule=$2 _rc=$3 _pat=$4 _sh=$5
 	_w="$_m $_rule"
@@ -133,11 +151,23 @@ case_() {
 	set +f
 	client $_m
 	_got=`cat $W/rc`
+	if [ -s $W/log ]; then
+		[ "$_sh" = sweep ] && _sh=short
+	elif [ "$_sh" = sweep ]; then
+		_rc=0 _sh=""	# not fired
+	else
+		fail "$_w: the rule never fired"
+	fi
 	if [ $_got -eq 124 ]; then
 		fail "$_w: hung (killed after $TO s)"
 	elif [ $_got -gt 128 ] && [ $_got -lt 255 ]; then
 		fail "$_w: killed by signal `expr $_got - 128`: `tail -n 2 $W/err`"
-	elif [ "$_rc" != x ] && [ $_got -ne $_rc ]; then
+	elif [ "$_rc" = x ]; then
+		case $_got in
+		0|1|255) ;;
+		*) fail "$_w: exit status $_got: `tail -n 3 $W/err`" ;;
+		esac
+	elif [ $_got -ne $_rc ]; then
 		fail "$_w: exit status $_got, not $_rc: `tail -n 3 $W/err`"
 	fi
 	if [ "$_pat" != - ] && ! grep -E -q -e "$_pat" $W/err; then
@@ -206,9 +236,7 @@ case_ get 'READ:1:eof' 0 - short
 case_ get 'READ:3:hangup' 255 "Connection closed|Couldn't read packet"
 case_ get 'CLOSE:*:status:4' 1 "close remote"
 case_ get 'CLOSE:*:type:DATA' 255 'CLOSE \(request [0-9]+\): Expected'
-HOSTILE_DATA=1
 case_ get 'READ:2:data:1' 0 -
-HOSTILE_DATA=
 
 verbose "$tid: replies to a directory download's requests"
 case_ getr 'OPENDIR:*:status:0' 1 "remote readdir"
@@ -265,7 +293,6 @@ RATE=""
 # runs a sample (two modes, the replies most unlike the ones due);
 # HPN_HOSTILE_SWEEP=full runs all of them (some 700 runs, ~8 minutes).
 verbose "$tid: sweep (${HPN_HOSTILE_SWEEP:-sample})"
-HOSTILE_DATA=1
 if [ "$HPN_HOSTILE_SWEEP" = full ]; then
 	modes="get getr putr scpput"
 	acts="status:0 status:1 status:2 type:STATUS type:HANDLE type:DATA
@@ -283,10 +310,9 @@ for mode in $modes; do
 			# every READ answered with a byte of data more: an
 			# endless file, as any client reads it (not a hang)
 			[ "$t:$a" = READ:type:DATA ] && continue
-			case_ $mode "$t:*:$a" x - short
+			case_ $mode "$t:*:$a" x - sweep
 		done
 	done
 done
-HOSTILE_DATA=
 
 rm -rf $W

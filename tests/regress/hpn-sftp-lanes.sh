@@ -169,7 +169,7 @@ if $PY -c 'import os,sys; f=os.open(sys.argv[1],os.O_RDONLY); sys.exit(os.lseek(
 	    grep -q "matches: resuming at 8388608" $W/out ||
 		fail "-Z gap: `cat $W/out`"
 else
-	trace "no holes in files here: the gap case is not tested"
+	skip_part "-n 4 -Z over a gap" "no holes in files here"
 fi
 
 verbose "$tid: trees with a large file, -p, -n 3"
@@ -195,9 +195,13 @@ done
 others=""
 if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
 	others="$HPN_STOCK_TREE/sftp-server"
+else
+	skip_part "-n 4 with the stock sftp-server" "no stock build (HPN_STOCK_TREE)"
 fi
 if $PY -c 'import paramiko' 2>/dev/null; then
 	others="$others $PY:$PMKO"
+else
+	skip_part "-n 4 with paramiko's sftp server" "no python3-paramiko"
 fi
 for o in $others; do
 	sub=`echo $o | tr ':' ' '`

@@ -190,7 +190,7 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
 	waitrep "get -aa"
 	check get-a "stock server, get -aa" "by size alone" `expr $BIG - 2000000`
 else
-	verbose "$tid: no stock build (HPN_STOCK_TREE): its server not tried"
+	skip_part "stock sftp-server" "no stock build (HPN_STOCK_TREE)"
 fi
 
 # --- interrupted with SIGKILL, then resumed

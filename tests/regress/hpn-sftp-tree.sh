@@ -54,19 +54,19 @@ if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
 	servers="$servers stock"
 	SRV_stock=$HPN_STOCK_TREE/sftp-server
 else
-	verbose "$tid: no stock build (HPN_STOCK_TREE): its server not tried"
+	skip_part "stock sftp-server" "no stock build (HPN_STOCK_TREE)"
 fi
 if [ -x /usr/lib/openssh/sftp-server ]; then
 	servers="$servers debian"
 	SRV_debian=/usr/lib/openssh/sftp-server
 else
-	verbose "$tid: no /usr/lib/openssh/sftp-server: Debian's not tried"
+	skip_part "Debian's sftp-server" "no /usr/lib/openssh/sftp-server"
 fi
 if $PY -c 'import paramiko' 2>/dev/null; then
 	servers="$servers paramiko"
 	SRV_paramiko=`mkserver paramiko $PY $PMKO`
 else
-	verbose "$tid: no paramiko: its server not tried"
+	skip_part "paramiko's sftp server" "no python3-paramiko"
 fi
 
 # --- trees and several files, every server
@@ -183,7 +183,7 @@ if [ "`id -u`" = 0 ]; then
 	fi
 fi
 if [ "$asuser" = none ]; then
-	verbose "$tid: root without setpriv: unreadable files not tried"
+	skip_part "unreadable files" "root without setpriv"
 else
 	verbose "$tid: an unreadable file in the middle of a tree"
 	U=$W/usrc
@@ -218,7 +218,11 @@ mkdir -p $F $W/fsrc
 for i in 1 2 3 4 5 6 7 8; do
 	head -c 300000 /dev/urandom > $W/fsrc/f$i
 done
-if [ "`id -u`" = 0 ] && mount -t tmpfs -o size=1m hpntree $F 2>/dev/null; then
+if [ "`id -u`" != 0 ]; then
+	skip_part "a full disk" "a tmpfs of our own needs root"
+elif ! mount -t tmpfs -o size=1m hpntree $F 2> $W/out; then
+	skip_part "a full disk" "no tmpfs of our own: `cat $W/out`"
+else
 	verbose "$tid: a destination that runs out of space"
 	for how in sftp-down scp-down sftp-up scp-up; do
 		case $how in
@@ -245,8 +249,6 @@ if [ "`id -u`" = 0 ] && mount -t tmpfs -o size=1m hpntree $F 2>/dev/null; then
 		rm -rf $F/$how
 	done
 	umount $F || fail "umount $F"
-else
-	verbose "$tid: no tmpfs of our own (root only): full disk not tried"
 fi
 rm -rf $W/fsrc
 

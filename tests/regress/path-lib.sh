@@ -5,6 +5,7 @@
 #	on exit.  The caller brings the path up.  Placed in the Public Domain.
 
 NETPATH="$HPN_TOP/bench/netpath/netpath"
+. $HPN_TOP/tests/lib/skips.sh
 if [ "`id -u`" != "0" ]; then
 	skip "path tests need root (network namespaces)"
 fi

@@ -6,6 +6,7 @@
 PY=/usr/bin/python3
 [ -x $PY ] || PY=`command -v python3`
 [ -n "$PY" ] || skip "no python3"
+. $HPN_TOP/tests/lib/skips.sh
 PROXY=$HPN_TOP/tests/regress/hpn-sftp-proxy.py
 
 # scp -D and sftp -D run a program: a script around each server

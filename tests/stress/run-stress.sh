@@ -35,6 +35,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/lib/sshd.sh"
 . "$top/tests/stress/lib.sh"
+. "$top/tests/lib/sanitizer.sh"
 
 [ $# -ge 1 ] || { sed -n '2,/^set /p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 tree=$(cd "$1" && pwd) || exit 2
@@ -192,6 +193,16 @@ xfer() {
 	rm -f "$out"
 }
 
+# san_reports WHAT: no sanitizer report file written since the last call
+# (or since the start)
+san_reports() {
+	local r
+	r=$(san_since "$W/san-mark")
+	san_mark "$W/san-mark"
+	[ -z "$r" ] && return 0
+	bad "$1: sanitizer reports: $(echo $r): $(head -n 5 $r | tr '\n' ' ')"
+	return 1
+}
 # alive PORT WHAT: the listener runs and serves a new connection
 alive() {
 	local port=$1 what=$2 pfx=${3:-}
@@ -205,13 +216,18 @@ alive() {
 	fi
 	return 0
 }
-# no_crash PORT LINE WHAT: no session died of a signal since LINE, and
-# no sftp-server error since the last check
+# no_crash PORT LINE WHAT: no session died of a signal since LINE, no
+# sanitizer report file since the last check (a sanitizer build writes
+# them to files, not to the log: tests/lib/sanitizer.sh), and no
+# sftp-server error since the last check
 no_crash() {
 	local l
 	l=$(log_since "$1" "$2" | grep -E 'killed by signal|terminated abnormally|ERROR: (Address|Undefined)Sanitizer|runtime error:' | head -n 3)
 	if [ -n "$l" ]; then
 		bad "$3: $l"
+		return 1
+	fi
+	if ! san_reports "$3"; then
 		return 1
 	fi
 	l=$(grep -v 'received client version' "$W/sftp-server-$1.log" 2>/dev/null | sort | uniq -c | head -n 5)
@@ -631,12 +647,13 @@ mal_client() {
 	fi
 	no_crash $port "$l0" "malformed: $case"
 	alive $port "malformed: $case" || return 1
+	san_reports "malformed: $case (the check that hpnsshd still serves)"
 }
 
 # mal_server CASE EXPECT_STDERR_REGEX WANT_RC [ssh options...]: hpnssh
 # against a misbehaving server
 mal_server() {
-	local case=$1 expect=$2 want=$3 port=$((BASE + 6)) sp rc i t0 cpu
+	local case=$1 expect=$2 want=$3 port=$((BASE + 6)) sp rc i t0 cpu rd=""
 	shift 3
 	"$PY" "$top/tests/stress/malpeer.py" server "$case" $port "$W/host_ed25519" > "$W/mals.out" 2>&1 &
 	sp=$!
@@ -647,9 +664,15 @@ mal_server() {
 	done
 	t0=$(now)
 	case $case in
-	window-exceed)	# a consumer that does not read: the window closes
+	window-exceed)	# a consumer that does not read (a FIFO, so that
+		# $! is timeout's and its status ssh's): the window closes
+		rm -f "$W/malc.fifo"
+		mkfifo "$W/malc.fifo"
+		sleep 30 < "$W/malc.fifo" &
+		rd=$!
+		bg_track $rd
 		timeout -k 5 60 "$SSH" -F "$W/cfg-mal" -p $port -oLogLevel=INFO "$@" h cat \
-		    < /dev/null 2> "$W/malc.err" | sleep 30 &
+		    < /dev/null 2> "$W/malc.err" > "$W/malc.fifo" &
 		;;
 	zero-window)
 		timeout -k 5 60 "$SSH" -F "$W/cfg-mal" -p $port -oLogLevel=INFO "$@" h "cat > /dev/null" \
@@ -662,7 +685,7 @@ mal_server() {
 	esac
 	local cp=$!
 	bg_track $cp
-	# the ssh process: a child of timeout (in the pipeline case, find it)
+	# the ssh process: a child of timeout
 	local sshp=""
 	for i in $(seq 1 20); do
 		sshp=$(ps -o pid=,comm= --ppid "$(pgrep -P $$ -x timeout | head -n 1)" 2>/dev/null | awk '$2 == "ssh" { print $1 }' | head -n 1)
@@ -675,16 +698,14 @@ mal_server() {
 		sleep 2.5
 		cpu=$(awk '{ printf "%.2f", ($14 + $15) / 100 }' /proc/"$sshp"/stat 2>/dev/null || echo 0)
 	fi
-	# the ssh's exit status: via the ssh process, not the pipeline
+	# the ssh's exit status, as timeout passes it on
 	wait_gone 60 $sshp
-	if [ "$case" = window-exceed ]; then
-		# $! is the sleep that does not read; the status is in the log
-		stop_pid $cp 1
-		wait $cp 2>/dev/null
-		rc=$(grep -q "peer ignored channel window" "$W/malc.err" && echo 255 || echo "?")
-	else
-		wait $cp
-		rc=$?
+	wait $cp
+	rc=$?
+	if [ -n "$rd" ]; then
+		stop_pid $rd 1
+		wait $rd 2>/dev/null
+		rm -f "$W/malc.fifo"
 	fi
 	wait $sp 2>/dev/null
 	local r
@@ -703,6 +724,7 @@ mal_server() {
 	if grep -Eq 'Sanitizer|runtime error:' "$W/malc.err"; then
 		bad "malformed: hpnssh vs $case server: sanitizer report: $(grep -Em1 'Sanitizer|runtime error:' "$W/malc.err")"
 	fi
+	san_reports "malformed: hpnssh vs $case server"
 }
 
 phase_malformed() {
@@ -767,6 +789,7 @@ phase_malformed() {
 # ---------------------------------------------------------------------------
 start=$(now)
 echo "stress: $tree ($("$SSH" -V 2>&1)); phases: $phases; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+san_mark "$W/san-mark"
 tsshd_setup "$W"
 make_data
 for ph in $phases; do
