@@ -199,7 +199,7 @@ if [ "$have_stock" = yes ]; then
 	    "`peak $OBJ/hpnw-sshd.hpn.log $m`" $STOCK_WINDOW_CAP
 	xfer down $HPN_STOCK_TREE/ssh $HPORT $OBJ/hpnw-c.log
 else
-	verbose "$tid: no stock build (HPN_STOCK_TREE): stock (same release) peer not tested"
+	skip_part "a stock (same release) peer" "no stock build (HPN_STOCK_TREE)"
 fi
 
 verbose "$tid: Debian's OpenSSH 9.2p1 client and hpn server"
@@ -213,7 +213,7 @@ if [ -x /usr/bin/ssh ] && /usr/bin/ssh -V 2>&1 | grep -q '^OpenSSH_9\.2'; then
 	    "`peak $OBJ/hpnw-sshd.hpn.log $m`" $STOCK_WINDOW_CAP
 	xfer down /usr/bin/ssh $HPORT $OBJ/hpnw-c.log
 else
-	verbose "$tid: no Debian OpenSSH 9.2p1 client: not tested"
+	skip_part "Debian's OpenSSH 9.2p1 client" "no /usr/bin/ssh of OpenSSH 9.2"
 fi
 if [ "$have_debian" = yes ]; then
 	verbose "$tid: hpn client and Debian's OpenSSH 9.2p1 server"
@@ -224,7 +224,7 @@ if [ "$have_debian" = yes ]; then
 	    $STOCK_WINDOW_CAP
 	xfer up ${REAL_SSH} $DPORT $OBJ/hpnw-c.log
 else
-	verbose "$tid: no Debian OpenSSH 9.2p1 server (openssh-server): not tested"
+	skip_part "Debian's OpenSSH 9.2p1 server" "no /usr/sbin/sshd of OpenSSH 9.2 (openssh-server)"
 fi
 
 verbose "$tid: a multiplexed session grows in the master"
