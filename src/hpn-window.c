@@ -514,9 +514,13 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		 * a path of a second or more (10 Gbit/s x 100 ms has the
 		 * BDP of 1 Gbit/s x 1 s) each round trip of slow start
 		 * spent behind TCP costs seconds.  A queue, or a reader
-		 * that lags, brings back the rule of the rate.
+		 * that lags, brings back the rule of the rate; so does a
+		 * short path (below HPN_RAMP_RTT_MIN), where a round trip of
+		 * lag costs nothing and a window past what the rate asks
+		 * would only hold more of a stalled reader's data.
 		 */
-		if (hpn.rcvbuf > MAXIMUM(target, c->local_window_max) &&
+		if (rtt >= HPN_RAMP_RTT_MIN &&
+		    hpn.rcvbuf > MAXIMUM(target, c->local_window_max) &&
 		    hpn.rcv_rtt > 0 && hpn.rcv_rtt < rtt * HPN_BULK_RTT_SLACK &&
 		    sshbuf_len(c->output) < c->local_window_max / 8) {
 			*why = "TCP receive buffer, reader keeps up";

@@ -39,6 +39,7 @@
 #define HPN_WINDOW_RTT_FACTOR	2	/* window <= this x rate x RTT */
 #define HPN_WINDOW_BULK		(16 * 1024 * 1024) /* a bulk window's start */
 #define HPN_BULK_RTT_SLACK	1.25	/* ... while the data's RTT is below this x the lowest */
+#define HPN_RAMP_RTT_MIN	0.02	/* s: windows follow the buffer from this RTT */
 #define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
