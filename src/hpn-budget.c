@@ -35,10 +35,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,7 +46,6 @@
 
 #include "log.h"
 #include "misc.h"
-#include "xmalloc.h"
 #include "hpn.h"
 
 #define BUDGET_MAGIC	0x48504e4275646731ULL	/* "HPNBudg1" */
@@ -101,33 +98,16 @@ int
 hpn_parse_budget(const char *arg, long long *vp)
 {
 	long long v;
-	char *ep, *tmp;
-	int r;
 
-	if (arg == NULL || *arg == '\0')
-		return -1;
-	if (strcmp(arg, "auto") == 0) {
+	if (arg != NULL && strcmp(arg, "auto") == 0) {
 		*vp = HPN_BUDGET_AUTO;
 		return 0;
 	}
-	if (strcmp(arg, "none") == 0) {
+	if (arg != NULL && strcmp(arg, "none") == 0) {
 		*vp = 0;
 		return 0;
 	}
-	if (isdigit((u_char)arg[strlen(arg) - 1])) {
-		errno = 0;
-		v = strtoll(arg, &ep, 10);
-		if (*ep != '\0' || errno != 0 || v < 0 || v > LLONG_MAX / 1024)
-			return -1;
-		v *= 1024;
-	} else {
-		tmp = xstrdup(arg);
-		r = scan_scaled(tmp, &v);
-		free(tmp);
-		if (r == -1)
-			return -1;
-	}
-	if (v < HPN_BUDGET_MIN)
+	if (hpn_parse_bytes(arg, &v) != 0 || v < HPN_BUDGET_MIN)
 		return -1;
 	*vp = v;
 	return 0;

@@ -19,13 +19,12 @@
 #include "hpn.h"
 
 /*
- * A buffer size: a plain number counts KiB, as in HPN-SSH's configuration
- * files ("HPNBufferSize 65536" is 64 MiB); a number with a K, M or G suffix
- * is scaled ("64M").  0 is accepted and means "not set".  Returns 0 and
- * sets *valp (bytes), or -1 when arg is not a size in [min, max] bytes.
+ * A size in bytes: a plain number counts KiB, as in HPN-SSH's configuration
+ * files ("HPNBufferSize 65536" is 64 MiB); a number with a K, M, G or T
+ * suffix is scaled ("64M").  Returns 0 and sets *vp, or -1.
  */
 int
-hpn_parse_size(const char *arg, u_int min, u_int max, u_int *valp)
+hpn_parse_bytes(const char *arg, long long *vp)
 {
 	long long v;
 	char *ep, *tmp;
@@ -46,6 +45,22 @@ hpn_parse_size(const char *arg, u_int min, u_int max, u_int *valp)
 		if (r == -1 || v < 0)
 			return -1;
 	}
+	*vp = v;
+	return 0;
+}
+
+/*
+ * A buffer size (hpn_parse_bytes()); 0 is accepted and means "not set".
+ * Returns 0 and sets *valp (bytes), or -1 when arg is not a size in
+ * [min, max] bytes.
+ */
+int
+hpn_parse_size(const char *arg, u_int min, u_int max, u_int *valp)
+{
+	long long v;
+
+	if (hpn_parse_bytes(arg, &v) != 0)
+		return -1;
 	if (v != 0 && (v < min || v > max))
 		return -1;
 	*valp = (u_int)v;

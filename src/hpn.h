@@ -69,6 +69,7 @@ int	hpn_peer_has_hpn_names(struct ssh *);
 int	hpn_peer_mixes_rekey(struct ssh *);
 
 /* hpn-options.c: parsing shared by ssh and sshd. */
+int	hpn_parse_bytes(const char *, long long *);
 int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 
 /* hpn-sftp.c: requests in flight (upstream: 64) */

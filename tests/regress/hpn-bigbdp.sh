@@ -47,16 +47,6 @@ SLOG=$OBJ/hpnb-sshd.hpn.log
 sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $HPORT/" \
     $OBJ/ssh_config > $OBJ/ssh_config.hpnb
 
-# The peak window in the summary lines of LOG after line FROM.
-peak() {
-	tail -n +`expr ${2:-0} + 1` $1 | awk '/peak window/ {
-		for (i = 1; i < NF; i++) if ($i == "window") {
-		v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' |
-	    sort -n | tail -n 1
-}
-lines() {
-	wc -l < $1 | tr -d ' '
-}
 # xfer down|up LOG [options]: DATA across through a pipe, byte-compared;
 # bounded: 1 GiB at the 64 MiB a second the old window allowed takes 17 s.
 xfer() {

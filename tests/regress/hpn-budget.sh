@@ -147,9 +147,7 @@ $CNS timeout 60 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu somehost \
     "cat > $W/out.again" < $W/data || fail "the upload after them failed"
 cmp -s $W/data $W/out.again || fail "the upload after them: data differ"
 sleep 1
-p=`tail -n +\`expr $m + 1\` $SLOG | awk '/peak window/ {
-	for (i = 1; i < NF; i++) if ($i == "window") {
-	v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' | sort -n | tail -n 1`
+p=`peak $SLOG $m`
 [ -n "$p" ] && [ "$p" -gt 16777216 ] ||
 	fail "after the others ended the window stopped at ${p:-?}: the budget was not given back"
 

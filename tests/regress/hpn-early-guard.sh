@@ -40,27 +40,7 @@ trap guard_cleanup EXIT
 cp $OBJ/sshd_config $OBJ/sshd_config.orig
 start_sshd
 
-hssh() {
-	${REAL_SSH} -F ${CFG:-$OBJ/ssh_config} -oLogLevel=${LL:-debug1} "$@" \
-	    2> $ERR
-}
-has() {
-	grep -q -- "$2" $ERR || fail "$1: no \"$2\" in: `grep -i early $ERR`"
-}
-hasnt() {
-	grep -q -- "$2" $ERR && fail "$1: \"$2\" seen"
-}
-fresh_log() {
-	: > `readlink -f $TEST_SSHD_LOGFILE`
-}
-waitfile() {
-	_i=0
-	while [ ! -s $1 ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
-	[ -s $1 ]
-}
+. $HPN_TOP/tests/regress/early-lib.sh
 # restart_sshd [sshd_config lines...]: test-exec's configuration plus these
 restart_sshd() {
 	cat $OBJ/sshd_config.orig > $OBJ/sshd_config

@@ -41,29 +41,7 @@ trap early_cleanup EXIT
 cp $OBJ/sshd_config $OBJ/sshd_config.orig
 start_sshd
 
-# ssh ARGS...: the hpn client, its -v lines (LL: another level) in $ERR
-hssh() {
-	${REAL_SSH} -F ${CFG:-$OBJ/ssh_config} -oLogLevel=${LL:-debug1} "$@" \
-	    2> $ERR
-}
-has() {
-	grep -q -- "$2" $ERR || fail "$1: no \"$2\" in: `grep -i early $ERR`"
-}
-hasnt() {
-	grep -q -- "$2" $ERR && fail "$1: \"$2\" seen"
-}
-fresh_log() {
-	: > `readlink -f $TEST_SSHD_LOGFILE`
-}
-# waitfile FILE: the server's PID file or a ready file, at most 10 s
-waitfile() {
-	_i=0
-	while [ ! -s $1 ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
-	[ -s $1 ]
-}
+. $HPN_TOP/tests/regress/early-lib.sh
 
 # other_sshd NAME BINARY PORT [sshd_config lines...]: another sshd on
 # 127.0.0.1, test-exec's configuration minus what differs by version

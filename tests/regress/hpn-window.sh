@@ -110,16 +110,6 @@ fi
 sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $HPORT/" \
     $OBJ/ssh_config > $OBJ/ssh_config.path
 
-# The peak window in the summary lines of LOG after line FROM.
-peak() {
-	tail -n +`expr ${2:-0} + 1` $1 | awk '/peak window/ {
-		for (i = 1; i < NF; i++) if ($i == "window") {
-		v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' |
-	    sort -n | tail -n 1
-}
-lines() {
-	wc -l < $1 | tr -d ' '
-}
 # xfer down|up CLIENT PORT LOG [options]: cat DATA across, byte-compare.
 xfer() {
 	dir=$1 cli=$2 port=$3 log=$4

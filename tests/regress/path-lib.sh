@@ -52,3 +52,16 @@ path_sshd() {
 	[ -s $OBJ/pidfile.$n ] || fatal "the $n sshd did not start"
 	path_pids="$path_pids `cat $OBJ/pidfile.$n`"
 }
+
+# peak LOG [FROM]: the largest peak window in the channel summary lines
+# (and hpnsshd's session lines) of LOG after line FROM; lines LOG: its
+# lines now
+peak() {
+	tail -n +`expr ${2:-0} + 1` $1 | awk '/peak window/ {
+		for (i = 1; i < NF; i++) if ($i == "window") {
+		v = $(i + 1); gsub(/[^0-9]/, "", v); print v } }' |
+	    sort -n | tail -n 1
+}
+lines() {
+	wc -l < $1 | tr -d ' '
+}
