@@ -252,13 +252,19 @@ hpn_early_channel_confirm(struct Channel *c)
 	return 0;
 }
 
-/* channels.c, a window adjust: what the early data used comes off it. */
+/*
+ * channels.c, a window adjust: what the early data used comes off it.
+ * Not off one that comes before the open confirmation: the window that
+ * confirmation gives replaces what such an adjust added, and the early
+ * data is taken off it (hpn_early_channel_confirm()).
+ */
 u_int
 hpn_early_window_adjust(struct Channel *c, u_int adjust)
 {
 	u_int take;
 
-	if (c->self != early.chan || early.debt == 0)
+	if (c->self != early.chan || early.debt == 0 ||
+	    c->type != SSH_CHANNEL_OPEN)
 		return adjust;
 	take = MINIMUM(adjust, early.debt);
 	early.debt -= take;
