@@ -14,7 +14,10 @@
 #                sftp_server's seeds
 #   others       written by the harness itself (HPN_FUZZ_SEEDS=DIR
 #                build/fuzz/bin/NAME_fuzz): each seed composed by the very
-#                function our sender composes it with
+#                function our sender composes it with (early_client and
+#                early_server: scripts of the peer, whose messages the
+#                harness's model composes as it runs); the crash-* inputs
+#                kept there (README.md) stay
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 3 ] || { echo "usage: $0 HPN_TREE FUZZ_BIN NAME..." >&2; exit 2; }
@@ -206,12 +209,20 @@ PY
 }
 
 others() {	# NAME: the harness writes them (HPN_FUZZ_SEEDS)
-	local out=$fz/corpus/$1
+	local out=$fz/corpus/$1 keep f
 	[ -x "$fbin/$1_fuzz" ] || { echo "mkseeds: $fbin/$1_fuzz missing (make fuzz-build)" >&2; exit 1; }
+	keep=$(mktemp -d)
+	trap 'rm -rf "$keep"' RETURN
+	for f in "$out"/crash-*; do
+		[ ! -f "$f" ] || cp -p "$f" "$keep/"
+	done
 	rm -rf "$out"
 	mkdir -p "$out"
 	HPN_FUZZ_SEEDS=$out "$fbin/$1_fuzz" > /dev/null 2>&1 ||
 		{ echo "mkseeds: $1_fuzz could not write its seeds" >&2; exit 1; }
+	for f in "$keep"/crash-*; do
+		[ ! -f "$f" ] || cp -p "$f" "$out/"
+	done
 	echo "mkseeds: $1: $(ls "$out" | wc -l) seeds"
 }
 

@@ -1,0 +1,362 @@
+/*
+ * HPN patch set: for harnesses that run OpenSSH's blocking code against a
+ * model of the peer (early_client, early_server; README.md).
+ *
+ *  - The code under test has one end of a socket pair as its connection,
+ *    the harness's model of the peer the other.  The model runs inside
+ *    the code's own waits: ppoll() is wrapped (-Wl,--wrap=ppoll), and
+ *    when the code waits for its connection to be readable and nothing
+ *    is there, the model reads what the code wrote, answers as the input
+ *    says and writes it, or shuts its end (the input is over: the code
+ *    reads the end of the connection).  Nothing runs beside the code and
+ *    nothing waits on the clock: an input gives the same run every time.
+ *  - arc4random(), arc4random_buf() and arc4random_uniform() are the
+ *    harness's: fixed streams from the start of each input (KEXINIT
+ *    cookies, key exchange secrets, EarlyHostsFile salts), and for the
+ *    model's own key exchange values the same ones every time
+ *    (fzp_rng_model()).
+ *  - crypto_scalarmult_curve25519() (smult_curve25519_ref.c, 14 ms a call
+ *    in the fuzz build: four a key exchange) is wrapped
+ *    (-Wl,--wrap=crypto_scalarmult_curve25519): a result is kept in a
+ *    table by its two inputs, compared whole, and given again for the
+ *    same inputs, as the function would have computed it.  With the
+ *    fixed random stream most inputs use the same few secrets.
+ */
+#ifndef HPN_FUZZ_PEER_H
+#define HPN_FUZZ_PEER_H
+
+#include <sys/socket.h>
+
+#include <poll.h>
+#include <signal.h>
+
+#include <openssl/evp.h>
+
+int	__real_ppoll(struct pollfd *, nfds_t, const struct timespec *,
+	    const sigset_t *);
+int	__wrap_ppoll(struct pollfd *, nfds_t, const struct timespec *,
+	    const sigset_t *);
+int	__real_crypto_scalarmult_curve25519(u_char *, const u_char *,
+	    const u_char *);
+int	__wrap_crypto_scalarmult_curve25519(u_char *, const u_char *,
+	    const u_char *);
+
+EVP_PKEY *__real_EVP_PKEY_new(void);
+EVP_PKEY *__wrap_EVP_PKEY_new(void);
+void	__real_EVP_PKEY_free(EVP_PKEY *);
+void	__wrap_EVP_PKEY_free(EVP_PKEY *);
+
+/* at most this many turns of the model an input */
+#define FZP_TURNS	512
+
+static struct {
+	int	code_fd;	/* the code's end, -1: no connection */
+	int	model_fd;
+	int	over;		/* the input is over: shut once all is sent */
+	int	shut;		/* the model's end is shut for writing */
+	int	turns;
+	struct sshbuf *in;	/* what the code wrote, not yet taken */
+	struct sshbuf *out;	/* what the model wrote, not yet sent */
+	/* the model's turn: take fzp.in, answer into fzp.out; 0: over */
+	int	(*turn)(void);
+} fzp = { -1, -1, 0, 0, 0, NULL, NULL, NULL };
+
+/*
+ * A stream for each size of request (up to 64 bytes: the key exchange's
+ * secrets are 32 and 64), so that a secret does not depend on how much
+ * padding went before it: the client's first X25519 secret is the same in
+ * every input, and so are the results kept for it.
+ */
+#define FZP_STREAMS	66
+static uint64_t fzp_rng_state[FZP_STREAMS];
+
+static void
+fzp_rng_reset(void)
+{
+	u_int i;
+
+	for (i = 0; i < FZP_STREAMS; i++)
+		fzp_rng_state[i] = 0x484e50206561726cULL + i;	/* "HNP earl" */
+}
+
+/*
+ * The model's own secrets: the same in every reply it computes (a reply
+ * does not draw from the code's streams, and a script of many replies
+ * does not compute many new keys).
+ */
+static uint64_t fzp_rng_saved[FZP_STREAMS];
+
+static void __attribute__((unused))
+fzp_rng_model(int on)
+{
+	u_int i;
+
+	if (!on) {
+		memcpy(fzp_rng_state, fzp_rng_saved, sizeof(fzp_rng_state));
+		return;
+	}
+	memcpy(fzp_rng_saved, fzp_rng_state, sizeof(fzp_rng_state));
+	for (i = 0; i < FZP_STREAMS; i++)
+		fzp_rng_state[i] = 0x6d6f64656c000000ULL + i;	/* "model" */
+}
+
+/* splitmix64 */
+static uint64_t
+fzp_rng(size_t n)
+{
+	uint64_t z = (fzp_rng_state[MINIMUM(n, FZP_STREAMS - 1)] +=
+	    0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint32_t
+arc4random(void)
+{
+	return (uint32_t)(fzp_rng(0) >> 32);
+}
+
+void
+arc4random_buf(void *buf, size_t n)
+{
+	u_char *p = buf;
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i % 8 == 0)
+			v = fzp_rng(n);
+		p[i] = (u_char)(v >> (8 * (i % 8)));
+	}
+}
+
+uint32_t
+arc4random_uniform(uint32_t upper)
+{
+	if (upper < 2)
+		return 0;
+	return (uint32_t)(fzp_rng(0) % upper);
+}
+
+/* --- X25519, kept by its inputs ---------------------------------------- */
+
+#define FZP_X25519_SLOTS	1024
+
+static struct fzp_x25519 {
+	int	used;
+	u_char	scalar[32], point[32], out[32];
+	int	ret;
+} fzp_x25519[FZP_X25519_SLOTS];
+
+int
+__wrap_crypto_scalarmult_curve25519(u_char *out, const u_char *scalar,
+    const u_char *point)
+{
+	struct fzp_x25519 *e;
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
+	u_int i;
+
+	for (i = 0; i < 32; i++)
+		h = (h ^ scalar[i]) * 0x100000001b3ULL;
+	for (i = 0; i < 32; i++)
+		h = (h ^ point[i]) * 0x100000001b3ULL;
+	e = &fzp_x25519[(h >> 32) % FZP_X25519_SLOTS];
+	if (e->used && memcmp(e->scalar, scalar, 32) == 0 &&
+	    memcmp(e->point, point, 32) == 0) {
+		memcpy(out, e->out, 32);
+		return e->ret;
+	}
+	e->ret = __real_crypto_scalarmult_curve25519(out, scalar, point);
+	memcpy(e->scalar, scalar, 32);
+	memcpy(e->point, point, 32);
+	memcpy(e->out, out, 32);
+	e->used = 1;
+	return e->ret;
+}
+
+/* --- keys a failed step made -------------------------------------------- */
+
+#define FZP_KEYS	256
+
+static EVP_PKEY *fzp_keys[FZP_KEYS];
+static u_int fzp_nkeys;
+
+EVP_PKEY *
+__wrap_EVP_PKEY_new(void)
+{
+	EVP_PKEY *k = __real_EVP_PKEY_new();
+
+	if (k != NULL && fz_armed) {
+		if (fzp_nkeys >= FZP_KEYS)
+			fz_bad("more than %d keys in a step", FZP_KEYS);
+		fzp_keys[fzp_nkeys++] = k;
+	}
+	return k;
+}
+
+void
+__wrap_EVP_PKEY_free(EVP_PKEY *k)
+{
+	u_int i;
+
+	for (i = 0; k != NULL && i < fzp_nkeys; i++) {
+		if (fzp_keys[i] == k) {
+			fzp_keys[i] = fzp_keys[--fzp_nkeys];
+			break;
+		}
+	}
+	__real_EVP_PKEY_free(k);
+}
+
+/* After a step, the state the harness knows of freed: what it left. */
+static void
+fzp_keys_release(int failed)
+{
+	while (failed && fzp_nkeys > 0)
+		__real_EVP_PKEY_free(fzp_keys[--fzp_nkeys]);
+	fzp_nkeys = 0;
+}
+
+/* --- the connection ---------------------------------------------------- */
+
+/* Once, before any step: the model's buffers outlive them. */
+static void
+fzp_init(void)
+{
+	if ((fzp.in = sshbuf_new()) == NULL ||
+	    (fzp.out = sshbuf_new()) == NULL)
+		fz_bad("sshbuf_new");
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* A socket pair: *codep for the code, the other end the model's. */
+static void
+fzp_open(int *codep, int (*turn)(void))
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		fz_bad("socketpair: %s", strerror(errno));
+	if (fcntl(sv[1], F_SETFL, O_NONBLOCK) == -1)
+		fz_bad("fcntl: %s", strerror(errno));
+	if (fzp.in == NULL || fzp.out == NULL)
+		fz_bad("fzp_init() first");
+	sshbuf_reset(fzp.in);
+	sshbuf_reset(fzp.out);
+	fzp.code_fd = *codep = sv[0];
+	fzp.model_fd = sv[1];
+	fzp.over = fzp.shut = 0;
+	fzp.turns = 0;
+	fzp.turn = turn;
+}
+
+/* Both ends closed (the code's may be closed already: closed is -1). */
+static void
+fzp_close(int code_closed)
+{
+	if (fzp.code_fd != -1 && !code_closed)
+		close(fzp.code_fd);
+	if (fzp.model_fd != -1)
+		close(fzp.model_fd);
+	fzp.code_fd = fzp.model_fd = -1;
+	fzp.turn = NULL;
+	/* their space may have grown in a step: new ones, outside it */
+	sshbuf_free(fzp.in);
+	sshbuf_free(fzp.out);
+	fzp.in = fzp.out = NULL;
+	fzp_init();
+}
+
+/* What the code wrote, into fzp.in. */
+static void
+fzp_drain(void)
+{
+	u_char buf[16384];
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if ((n = read(fzp.model_fd, buf, sizeof(buf))) == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			fz_bad("model read: %s", strerror(errno));
+		}
+		if (n == 0)
+			return;
+		if ((r = sshbuf_put(fzp.in, buf, n)) != 0)
+			fz_bad("model input: %s", ssh_err(r));
+	}
+}
+
+/* What the model wrote, as much as the socket takes. */
+static void
+fzp_flush(void)
+{
+	ssize_t n;
+	int r;
+
+	while (sshbuf_len(fzp.out) > 0) {
+		if ((n = write(fzp.model_fd, sshbuf_ptr(fzp.out),
+		    sshbuf_len(fzp.out))) == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			fz_bad("model write: %s", strerror(errno));
+		}
+		if ((r = sshbuf_consume(fzp.out, n)) != 0)
+			fz_bad("model output: %s", ssh_err(r));
+	}
+}
+
+/* The input is over: the code reads the end of the connection. */
+static void
+fzp_shut(void)
+{
+	if (fzp.shut)
+		return;
+	fzp.shut = 1;
+	if (shutdown(fzp.model_fd, SHUT_WR) == -1)
+		fz_bad("shutdown: %s", strerror(errno));
+}
+
+/*
+ * The code waits on its connection: it goes on at once when it can;
+ * otherwise the model takes its turn first (or drains the socket, when
+ * the code waits to write).  Never blocks.
+ */
+int
+__wrap_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+    const sigset_t *mask)
+{
+	static const struct timespec zero = { 0, 0 };
+	int i, r;
+
+	if (fzp.code_fd == -1 || nfds != 1 || fds[0].fd != fzp.code_fd)
+		return __real_ppoll(fds, nfds, tmo, mask);
+	for (i = 0; ; i++) {
+		fzp_flush();
+		if (fzp.over && sshbuf_len(fzp.out) == 0)
+			fzp_shut();
+		if ((r = __real_ppoll(fds, nfds, &zero, NULL)) != 0)
+			return r;
+		if (i > 4 * FZP_TURNS)
+			fz_bad("the model leaves the code waiting");
+		fzp_drain();
+		if ((fds[0].events & POLLIN) == 0 || sshbuf_len(fzp.out) > 0)
+			continue;
+		if (fzp.shut)
+			fz_bad("the code waits on a connection at its end");
+		if (fzp.over)
+			continue;
+		if (++fzp.turns >= FZP_TURNS || fzp.turn == NULL ||
+		    !fzp.turn())
+			fzp.over = 1;
+	}
+}
+
+#endif /* HPN_FUZZ_PEER_H */
