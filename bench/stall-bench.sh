@@ -7,7 +7,7 @@
 # and every upload must arrive whole (SHA-256).  Twice: with
 # HPNBufferBudget BUDGET (256M) and with none.  The target: with the
 # budget, the sessions hold at most the budget plus N x what a session
-# costs anyway (an idle session's RSS and 6 MiB: its stock 2 MiB window,
+# costs anyway (an idle session's RSS and 8 MiB: its stock 2 MiB window,
 # the packet layer's read buffer, allocation slack; README.hpn section 1);
 # nothing is lost.
 set -euo pipefail
@@ -120,8 +120,8 @@ round() {
 }
 
 read -r held secs lost < <(round 2301)
-limit=$(( budget_b / 1024 + N * (base + 6144) ))
-echo "stall: HPNBufferBudget $BUDGET: the sessions held $((held / 1024)) MiB (limit $((limit / 1024)) MiB: the budget + $N x ($base KiB + 6 MiB)); $lost of $N uploads lost or failed; ${secs} s"
+limit=$(( budget_b / 1024 + N * (base + 8192) ))
+echo "stall: HPNBufferBudget $BUDGET: the sessions held $((held / 1024)) MiB (limit $((limit / 1024)) MiB: the budget + $N x ($base KiB + 8 MiB)); $lost of $N uploads lost or failed; ${secs} s"
 read -r held0 secs0 lost0 < <(round 2302)
 echo "stall: HPNBufferBudget none: the sessions held $((held0 / 1024)) MiB; $lost0 of $N uploads lost or failed; ${secs0} s"
 if [ "$held" -le "$limit" ] && [ "$lost" -eq 0 ] && [ "$lost0" -eq 0 ]; then

@@ -118,15 +118,15 @@ stalled() {
 	done
 }
 # what a session costs anyway, $N times (README.hpn section 1: an idle
-# session's RSS and 6 MiB: its stock window of 2 MiB, never from the
+# session's RSS and 8 MiB: its stock window of 2 MiB, never from the
 # budget, the packet layer's 1 MiB read buffer, allocation slack), plus
 # the budget
-limit=`expr \( $BUDGET / 1024 \) + $N \* \( $base + 6144 \)`
+limit=`expr \( $BUDGET / 1024 \) + $N \* \( $base + 8192 \)`
 
 verbose "$tid: $N uploads into readers that stop, with a budget of 16 MiB"
 m=`wc -l < $SLOG`
 stalled $BPORT
-verbose "$tid: stalled, the sessions held $rss KiB (limit $limit: the budget, $N x ($base + 6144))"
+verbose "$tid: stalled, the sessions held $rss KiB (limit $limit: the budget, $N x ($base + 8192))"
 [ "$rss" -le "$limit" ] || fail "the sessions held $rss KiB, more than $limit KiB"
 tail -n +`expr $m + 1` $SLOG | grep -q "HPNBufferBudget: .* held by channel windows" ||
 	fail "the server did not log that the budget stopped a window"
