@@ -72,6 +72,17 @@ int	hpn_peer_mixes_rekey(struct ssh *);
 int	hpn_parse_bytes(const char *, long long *);
 int	hpn_parse_size(const char *, u_int, u_int, u_int *);
 
+/* hpn-servconf.c: hpnsshd's options, servconf.c's five hooks */
+#define HPN_SERVCONF_OTHER	(-2)	/* not one of ours */
+#ifdef SERVCONF_H
+void	hpn_servconf_init(ServerOptions *);
+void	hpn_servconf_fill(ServerOptions *);
+void	hpn_servconf_copy(ServerOptions *, ServerOptions *);
+int	hpn_servconf_line(ServerOptions *, const char *, const char *,
+	    const char *, int, int *, const void *);
+void	hpn_servconf_dump(ServerOptions *);
+#endif
+
 /* hpn-sftp.c: requests in flight (upstream: 64) */
 #define HPN_SFTP_INFLIGHT	(64 * 1024 * 1024)	/* bytes, at first */
 #define HPN_SFTP_INFLIGHT_MAX	HPN_WINDOW_MAX_LIMIT	/* ... grown to */
