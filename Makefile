@@ -47,6 +47,14 @@ $(error $(UPSTREAM_ID))
 endif
 override OPENSSH_VERSION := $(word 2,$(UPSTREAM_ID))
 override OPENSSH_SHA256 := $(word 3,$(UPSTREAM_ID))
+else ifneq ($(filter command line environment,$(origin OPENSSH_VERSION)),)
+# Another release by version (OPENSSH_VERSION=X OPENSSH_SHA256=hash): make
+# fetch finds its .orig.tar.gz or .orig.tar.xz in Debian's indexes.
+UPSTREAM_ID := $(shell OPENSSH_VERSION='$(OPENSSH_VERSION)' OPENSSH_SHA256='$(OPENSSH_SHA256)' scripts/lib/upstream.sh print)
+ifneq ($(word 1,$(UPSTREAM_ID)),ok)
+$(error $(UPSTREAM_ID))
+endif
+override OPENSSH_SHA256 := $(word 3,$(UPSTREAM_ID))
 endif
 export OPENSSH_VERSION OPENSSH_SHA256 OPENSSH_TARBALL
 
@@ -133,7 +141,7 @@ STOCK_SITE_TREE := $(STOCK_SITE_DIR)/$(TREE)
 SERIES := patches/series $(shell sed -e 's/\#.*//' patches/series 2>/dev/null | awk 'NF {print "patches/" $$1}')
 SRCS := $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h src/*/*.mk)
 
-.PHONY: all build stock site stock-site fetch deps demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-bigbdp bench-metrics bench-jump bench-setup bench-mptcp bench-lanes bench-hash \
+.PHONY: all build stock site stock-site fetch deps rebase-check demo demo-loopback bench bench-quick bench-cpu bench-cipher bench-deps bench-tree bench-bigbdp bench-metrics bench-jump bench-setup bench-mptcp bench-lanes bench-hash \
 	install dev-tree patch-check \
 	check check-quick check-upstream check-unit check-install check-security check-hpn check-openssh check-openssh-quick \
 	check-prep print-hpn-tree clean distclean FORCE
@@ -354,6 +362,14 @@ check-package: $(DL)/.fetched check-prep
 
 dev-tree: $(DL)/.fetched
 	@scripts/dev-tree.sh $(DL) $(B)/dev
+
+# A dry run of the next rebase (scripts/rebase-check.sh): the series onto
+# UPSTREAM= a release tarball or a directory (a tree exported from
+# openssh-portable), each failing hunk by patch; report and .rej files in
+# build/rebase-check/.
+rebase-check:
+	@[ -n "$(UPSTREAM)" ] || { echo "usage: make rebase-check UPSTREAM=/path/openssh-X.tar.gz|DIR" >&2; exit 2; }
+	@scripts/rebase-check.sh '$(UPSTREAM)' $(B)/rebase-check
 
 # Applies the series to a fresh tree: fails on a missing patch, a DEP-3
 # header missing, fuzz or offset.

@@ -29,8 +29,9 @@ case "$kind" in deb|rpm) ;; *) die "deb or rpm" ;; esac
 hpn_version=$(sed -n 's/^#define HPN_VERSION[[:space:]]*"\(.*\)"/\1/p' "$top/src/hpn.h")
 [ -n "$hpn_version" ] || die "no HPN_VERSION in src/hpn.h"
 version="${OPENSSH_VERSION}+hpn${hpn_version}"	# upstream version of the packages
-orig="$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz"
-[ -f "$orig" ] || die "$orig missing (run make fetch)"
+orig=$(upstream_dl_tarball "$dl") ||
+	die "$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz (or .xz) missing (run make fetch)"
+orig_ext=${orig##*.}	# gz or xz
 h=$(sha256sum "$orig" | awk '{print $1}')
 [ "$h" = "$OPENSSH_SHA256" ] || die "SHA-256 mismatch for $orig"
 
@@ -113,7 +114,7 @@ rpm)
 	snapshot "$out/SOURCES/hpnssh-$version"
 	(cd "$out/SOURCES" && tarball "hpnssh-$version.tar.gz" "hpnssh-$version" && rm -rf "hpnssh-$version")
 	# Upstream's name for the same (SHA-256 verified) file.
-	cp -p "$orig" "$out/SOURCES/openssh-${OPENSSH_VERSION}.tar.gz"
+	cp -p "$orig" "$out/SOURCES/openssh-${OPENSSH_VERSION}.tar.$orig_ext"
 	cp "$spec" "$out/SPECS/"
 	for f in "$top"/contrib/rpm/*; do
 		case "$f" in *.spec) ;; *) cp -p "$f" "$out/SOURCES/" ;; esac
@@ -127,6 +128,7 @@ rpm)
 	note "rpmbuild -bb $(basename "$spec") in $out (log: $log)"
 	start=$(date +%s)
 	if ! rpmbuild -bb "${nodeps[@]}" --define "_topdir $out" \
+	    --define "openssh_ext $orig_ext" \
 	    "$out/SPECS/hpnssh.spec" > "$log" 2>&1; then
 		tail -n 40 "$log" >&2
 		die "rpmbuild failed (full log: $log)"

@@ -2,8 +2,11 @@
 # fetch-upstream.sh DLDIR
 #
 # Puts the verified pristine OpenSSH release tarball into DLDIR as
-# openssh_VERSION.orig.tar.gz (a cache: a verified tarball already there is
-# reused; it is verified again before every extraction by prepare-tree.sh).
+# openssh_VERSION.orig.tar.gz, or .orig.tar.xz when that is what Debian
+# lists (10.6p1's is xz) or what the user brings (a cache: a verified tarball
+# already there is reused; it is verified again before every extraction by
+# prepare-tree.sh).  OPENSSH_VERSION=X OPENSSH_SHA256=hash fetch another
+# release than the pinned one (scripts/lib/upstream.sh).
 #
 #   OPENSSH_TARBALL=/path/openssh-X.tar.gz   use this file, fetch nothing.
 #       The version is read from the tarball's top directory.  For the
@@ -15,9 +18,9 @@
 # transport and the Debian archive this machine's apt is configured for:
 # a private apt configuration under DLDIR/apt adds deb-src entries for
 # DEBIAN_SUITES (upstream/openssh.mk) of that same archive, finds a source
-# package whose files include openssh_VERSION.orig.tar.gz with the pinned
-# SHA-256, and downloads just that file with apt-helper, which checks the
-# hash.  The system's apt configuration and state are not modified; no
+# package whose files include openssh_VERSION.orig.tar.gz or .tar.xz with
+# the pinned SHA-256, and downloads just that file with apt-helper, which
+# checks the hash.  The system's apt configuration and state are not modified; no
 # mirror is named here.
 set -euo pipefail
 
@@ -31,25 +34,32 @@ note() { printf 'fetch: %s\n' "$*" >&2; }
 dl=$1
 mkdir -p "$dl"
 dl=$(cd "$dl" && pwd)
-name="openssh_${OPENSSH_VERSION}.orig.tar.gz"
-dst="$dl/$name"
+base="openssh_${OPENSSH_VERSION}.orig.tar"
+name="$base.gz/.xz"	# the one Debian lists is found below
 
 sha_of() { sha256sum "$1" | awk '{print $1}'; }
 
 if [ -n "${OPENSSH_TARBALL:-}" ]; then
 	upstream_check_tarball "$OPENSSH_TARBALL" || exit 1
+	ext=$(upstream_orig_ext "$OPENSSH_TARBALL") ||
+		die "$OPENSSH_TARBALL is neither gzip nor xz"
+	dst="$dl/$base.$ext"
 	if ! cmp -s "$OPENSSH_TARBALL" "$dst" 2>/dev/null; then
+		rm -f "$dl/$base.gz" "$dl/$base.xz"
 		cp "$OPENSSH_TARBALL" "$dst.tmp" && mv "$dst.tmp" "$dst"
 	fi
 	note "using $OPENSSH_TARBALL: OpenSSH $OPENSSH_VERSION (SHA-256 verified)"
 	exit 0
 fi
 
-if [ -f "$dst" ] && [ "$(sha_of "$dst")" = "$OPENSSH_SHA256" ]; then
-	note "cached: $dst (SHA-256 verified)"
-	exit 0
-fi
-rm -f "$dst"
+for ext in gz xz; do
+	dst="$dl/$base.$ext"
+	if [ -f "$dst" ] && [ "$(sha_of "$dst")" = "$OPENSSH_SHA256" ]; then
+		note "cached: $dst (SHA-256 verified)"
+		exit 0
+	fi
+	rm -f "$dst"
+done
 
 hint="Or download the release tarball openssh-${OPENSSH_VERSION}.tar.gz yourself
   (SHA-256 $OPENSSH_SHA256) and run again with
@@ -124,22 +134,25 @@ if ! apt-get "${aptopts[@]}" -q update > "$apt/update.log" 2>&1; then
 fi
 
 # Every source package version (in any of the suites) that lists our
-# tarball with the pinned hash; then apt's own URI for it.
-versions=$(apt-cache "${aptopts[@]}" showsrc openssh 2>/dev/null | awk -v f="$name" -v h="$OPENSSH_SHA256" '
+# tarball (.gz or .xz) with the pinned hash, and the file's name; then
+# apt's own URI for it.
+found=$(apt-cache "${aptopts[@]}" showsrc openssh 2>/dev/null | awk -v b="$base" -v h="$OPENSSH_SHA256" '
 	/^Package:/ { v = ""; cs = 0 }
 	/^Version:/ { v = $2 }
 	/^[A-Za-z0-9-]+:/ { cs = ($1 == "Checksums-Sha256:") }
-	cs && $1 == h && $3 == f && v != "" { print v }
+	cs && $1 == h && ($3 == b ".gz" || $3 == b ".xz") && v != "" { print v, $3 }
 ' | sort -u)
 uri=
-for v in $versions; do
+while read -r v f; do
+	[ -n "$v" ] || continue
 	uri=$(cd "$apt" && apt-get "${aptopts[@]}" -q source --print-uris "openssh=$v" 2>/dev/null |
-	    awk -v f="$name" '$2 == f { gsub(/\047/, "", $1); print $1; exit }')
-	[ -n "$uri" ] && { note "source package openssh $v lists $name"; break; }
-done
+	    awk -v f="$f" '$2 == f { gsub(/\047/, "", $1); print $1; exit }')
+	[ -n "$uri" ] && { name=$f; note "source package openssh $v lists $name"; break; }
+done <<< "$found"
+dst="$dl/$name"
 if [ -z "$uri" ]; then
 	listed=$(apt-cache "${aptopts[@]}" showsrc openssh 2>/dev/null | awk '/^Version:/ {print $2}' | sort -u | tr '\n' ' ')
-	die "no source package in $DEBIAN_SUITES lists $name with SHA-256
+	die "no source package in $DEBIAN_SUITES lists $base.gz or .xz with SHA-256
   $OPENSSH_SHA256 (versions listed: ${listed:-none}).
   $hint"
 fi

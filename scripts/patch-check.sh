@@ -31,10 +31,10 @@ for f in "$top"/patches/*.patch; do
 done
 
 # Nothing of upstream's tree may be committed: compare content hashes.
-tarball="$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz"
-if [ -f "$tarball" ] && command -v git >/dev/null && git -C "$top" rev-parse >/dev/null 2>&1; then
+tarball=$(upstream_dl_tarball "$dl" || true)
+if [ -n "$tarball" ] && command -v git >/dev/null && git -C "$top" rev-parse >/dev/null 2>&1; then
 	rm -rf "$work"; mkdir -p "$work/up"
-	tar -C "$work/up" -xzf "$tarball"
+	tar -C "$work/up" -xf "$tarball"
 	(cd "$work/up" && find . -type f -size +0 -print0 | xargs -0 sha256sum | awk '{print $1}' | sort -u) > "$work/up.sums"
 	(cd "$top" && git ls-files -z | xargs -0 -r sha256sum 2>/dev/null) | sort > "$work/repo.sums"
 	dup=$(join -o 2.2 "$work/up.sums" <(sort -k1,1 "$work/repo.sums") || true)

@@ -25,8 +25,8 @@ case "$flavour" in hpn|stock) ;; *) die "flavour must be hpn or stock" ;; esac
 mkdir -p "$(dirname "$dest")"
 dl=$(cd "$dl" && pwd)
 dest=$(cd "$(dirname "$dest")" && pwd)/$(basename "$dest")
-tarball="$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz"
-[ -f "$tarball" ] || die "$tarball missing (run make fetch)"
+tarball=$(upstream_dl_tarball "$dl") ||
+	die "$dl/openssh_${OPENSSH_VERSION}.orig.tar.gz (or .xz) missing (run make fetch)"
 
 upstream_check_tarball "$tarball" || die "remove $tarball and run make fetch again"
 h=$OPENSSH_SHA256
@@ -34,13 +34,13 @@ h=$OPENSSH_SHA256
 tmp="$dest.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp"
-tar -C "$tmp" -xzf "$tarball"
+tar -C "$tmp" -xf "$tarball"
 src="$tmp/openssh-${OPENSSH_VERSION}"
 [ -d "$src" ] || die "tarball did not contain openssh-${OPENSSH_VERSION}/"
 info="$src/.hpn-tree"
 {
 	echo "flavour: $flavour"
-	echo "upstream: openssh_${OPENSSH_VERSION}.orig.tar.gz sha256:$h"
+	echo "upstream: $(basename "$tarball") sha256:$h"
 } > "$info"
 
 # version_ge A B: OpenSSH release A is B or later (10.10p1 > 10.9p1).

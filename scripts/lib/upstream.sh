@@ -10,7 +10,9 @@
 # Its version is read from the tarball's top directory (openssh-X/).  The
 # pinned release must match the pinned hash; for any other release the hash
 # must be given (from the release announcement), so that a tarball is never
-# used unverified.  Whether our series applies to it is prepare-tree.sh's
+# used unverified.  Without a tarball, OPENSSH_VERSION=X OPENSSH_SHA256=hash
+# names another release for make fetch to find in Debian's indexes (as
+# openssh_X.orig.tar.gz or .orig.tar.xz: tar reads either).  Whether our series applies to it is prepare-tree.sh's
 # answer: it names the first patch that does not.
 
 _upstream_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,9 +22,32 @@ _upstream_env_ver=${OPENSSH_VERSION:-}
 PIN_VERSION=$OPENSSH_VERSION
 PIN_SHA256=$OPENSSH_SHA256
 
-# upstream_tarball_version FILE: the X of its openssh-X/ top directory.
+# upstream_tarball_version FILE: the X of its openssh-X/ top directory
+# (gzip or xz: tar finds out).
 upstream_tarball_version() {
-	tar -tzf "$1" 2>/dev/null | sed -n '1{s,^\./,,;s,/.*,,;p}' | sed -n 's/^openssh-//p'
+	tar -tf "$1" 2>/dev/null | sed -n '1{s,^\./,,;s,/.*,,;p}' | sed -n 's/^openssh-//p'
+}
+
+# upstream_orig_ext FILE: gz or xz, by its first bytes (not its name).
+upstream_orig_ext() {
+	case "$(head -c 6 "$1" | od -An -tx1 | tr -d ' \n')" in
+	1f8b*) echo gz ;;
+	fd377a585a00) echo xz ;;
+	*) return 1 ;;
+	esac
+}
+
+# upstream_dl_tarball DLDIR: the verified-on-fetch orig tarball of
+# OPENSSH_VERSION there (openssh_X.orig.tar.gz or .tar.xz), or nothing.
+upstream_dl_tarball() {
+	local e
+	for e in gz xz; do
+		if [ -f "$1/openssh_${OPENSSH_VERSION}.orig.tar.$e" ]; then
+			echo "$1/openssh_${OPENSSH_VERSION}.orig.tar.$e"
+			return 0
+		fi
+	done
+	return 1
 }
 
 # upstream_resolve: sets OPENSSH_VERSION/OPENSSH_SHA256 for OPENSSH_TARBALL;
@@ -63,6 +88,29 @@ upstream_check_tarball() {
 	    "$1" "$OPENSSH_VERSION" "$OPENSSH_SHA256" "$h" >&2
 	return 1
 }
+
+# Another release by version and hash, fetched (no tarball given): the
+# hash is required, and must not be the pin's.
+upstream_resolve_version() {
+	if [ -z "$_upstream_env_sha" ] || [ "$_upstream_env_sha" = "$PIN_SHA256" ]; then
+		echo "error: OPENSSH_VERSION=$_upstream_env_ver is not the pinned $PIN_VERSION: give its SHA-256 (of the release tarball Debian lists, from the release announcement or Debian's .dsc) as OPENSSH_SHA256=... (SECURITY.md, 'Moving to the next release')"
+		return 1
+	fi
+	OPENSSH_VERSION=$_upstream_env_ver OPENSSH_SHA256=$_upstream_env_sha
+}
+
+if [ -z "${OPENSSH_TARBALL:-}" ] && [ -n "$_upstream_env_ver" ] &&
+    [ "$_upstream_env_ver" != "$PIN_VERSION" ]; then
+	if ! _upstream_msg=$(upstream_resolve_version); then
+		if [ "${1:-}" = print ] && [ "${BASH_SOURCE[0]}" = "$0" ]; then
+			echo "$_upstream_msg"
+			exit 0
+		fi
+		echo "$_upstream_msg" >&2
+		exit 1
+	fi
+	upstream_resolve_version >/dev/null
+fi
 
 if [ -n "${OPENSSH_TARBALL:-}" ]; then
 	if ! _upstream_msg=$(upstream_resolve); then

@@ -9,7 +9,8 @@
 #     upstream fixed by 10.9p1 are skipped (Upstream-Fixed-In), the rest of
 #     the series applies;
 #   - that tree with a line our series needs changed: refused, naming the
-#     patch that stopped applying.
+#     patch that stopped applying; scripts/rebase-check.sh names the hunk;
+#   - the tree as an .orig.tar.xz, and a release named by version alone.
 # Works in a temporary directory; touches nothing of build/.
 set -euo pipefail
 top=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
@@ -95,6 +96,54 @@ expect_fail "$w/5.out" "does not apply to OpenSSH $new" \
     "$top/scripts/prepare-tree.sh" hpn "$w/dl2" "$w/tree2"
 grep -q "patch hpn-[a-z-]*\.patch does not apply" "$w/5.out" ||
 	bad "the message does not name the patch: $(grep -m1 'does not apply' "$w/5.out")"
+
+# 4. The dry run of a rebase (make rebase-check) on that changed tree, a
+# directory: it fails, naming hpn-default-port.patch's hunk in readconf.c
+# (and those of the later patches that add keywords beside it) and no other
+# file; on the pinned tarball every hunk applies.
+if REBASE_VERSION=$new "$top/scripts/rebase-check.sh" "$w/openssh-$new" "$w/rc1" \
+    > "$w/6.out" 2>&1; then
+	bad "rebase-check passed a tree our series does not fit"
+elif grep -q '^  hpn-default-port.patch: readconf.c: Hunk #[0-9]* FAILED' "$w/6.out" &&
+    ! grep -q '^  .*: [^r][a-z]*\.[ch]: Hunk' "$w/6.out" &&
+    grep -q "^rebase-check: OpenSSH $new: [1-9][0-9]* of [0-9]* hunks fail" "$w/6.out"; then
+	ok "rebase-check: $(tail -n 1 "$w/6.out" | cut -c1-120)"
+else
+	bad "rebase-check did not name the one failing hunk: $(tail -n 3 "$w/6.out")"
+fi
+if "$top/scripts/rebase-check.sh" "$pin" "$w/rc2" > "$w/7.out" 2>&1 &&
+    grep -q "^rebase-check: OpenSSH $OPENSSH_VERSION: 0 of [1-9][0-9]* hunks fail" "$w/7.out"; then
+	ok "rebase-check on the pin: $(tail -n 1 "$w/7.out" | cut -c1-80)"
+else
+	bad "rebase-check on the pinned tarball: $(tail -n 3 "$w/7.out")"
+fi
+
+# 5. An .orig.tar.xz (Debian's 10.6p1 is one): taken from a path, kept under
+# its own extension, cached, prepared; and a release named by version alone
+# needs its hash.
+sed -i 's/{ "versionaddendum",  oVersionAddendum },/{ "versionaddendum", oVersionAddendum },/' \
+    "$w/openssh-$new/readconf.c"
+tar -C "$w" -cJf "$w/new.tar.xz" "openssh-$new"
+hx=$(sha256sum "$w/new.tar.xz" | awk '{print $1}')
+if OPENSSH_TARBALL="$w/new.tar.xz" OPENSSH_SHA256=$hx \
+    "$top/scripts/fetch-upstream.sh" "$w/dl3" > "$w/8.out" 2>&1 &&
+    [ -f "$w/dl3/openssh_$new.orig.tar.xz" ] && [ ! -e "$w/dl3/openssh_$new.orig.tar.gz" ] &&
+    OPENSSH_VERSION=$new OPENSSH_SHA256=$hx \
+    "$top/scripts/fetch-upstream.sh" "$w/dl3" > "$w/9.out" 2>&1 &&
+    grep -q "cached: .*openssh_$new.orig.tar.xz" "$w/9.out" &&
+    OPENSSH_VERSION=$new OPENSSH_SHA256=$hx \
+    "$top/scripts/prepare-tree.sh" hpn "$w/dl3" "$w/tree3" > "$w/10.out" 2>&1 &&
+    grep -q "^upstream: openssh_$new.orig.tar.xz sha256:$hx" "$w/tree3/openssh-$new/.hpn-tree"; then
+	ok "$new as .orig.tar.xz: fetched from a path, cached, prepared"
+else
+	cat "$w"/8.out "$w"/9.out "$w"/10.out >&2 2>/dev/null || true
+	bad "$new as .orig.tar.xz was not taken"
+fi
+expect_fail "$w/11.out" "give its SHA-256" \
+    make -s -C "$top" OPENSSH_VERSION=$new -n fetch
+out=$(OPENSSH_VERSION=$new OPENSSH_SHA256=$hx "$top/scripts/lib/upstream.sh" print)
+[ "$out" = "ok $new $hx" ] && ok "OPENSSH_VERSION=$new with its hash: $out" ||
+	bad "OPENSSH_VERSION=$new OPENSSH_SHA256=...: '$out'"
 
 [ $fails -eq 0 ] || { echo "upstream: $fails failed" >&2; exit 1; }
 echo "upstream: all passed"
