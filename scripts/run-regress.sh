@@ -23,6 +23,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 HPN_SKIPS_ALLOWED=${HPN_SKIPS_ALLOWED:-$top/tests/allowed-skips}
 [ $# -ge 3 ] || { echo "usage: $0 openssh|openssh-quick|hpn|security TREE LOGDIR [STOCK_TREE]" >&2; exit 2; }
 mode=$1 tree=$(cd "$2" && pwd) logs=$3 stock=${4:-}
+# absolute before the cd into the tree below
+[ -z "$stock" ] || stock=$(cd "$stock" && pwd) ||
+	{ echo "regress: STOCK_TREE $4: no such directory" >&2; exit 2; }
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
 log="$logs/regress-$mode-$(basename "$(dirname "$tree")").log"
