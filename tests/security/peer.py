@@ -15,6 +15,10 @@
       until its NEWKEYS.  If the exchange completes it sends "after" and
       exit status 0.  Prints "RESULT rekey=done|failed".
 
+  peer.py rekey-double PORT KEY
+      The same, but what follows its KEXINIT is a second KEXINIT (upstream
+      ends the connection on it since 10.4p1).
+
 Every wait is bounded (TIMEOUT); the caller kills it by PID if need be.
 """
 
@@ -93,7 +97,7 @@ def rekey_newkey(port, key_a, key_b):
     t.close()
 
 
-def rekey_inject(port, key):
+def rekey_inject(port, key, extra="data"):
     conn = listen(port)
     t = paramiko.Transport(conn)
     t.add_server_key(paramiko.Ed25519Key(filename=key))
@@ -108,11 +112,15 @@ def rekey_inject(port, key):
     # What renegotiate_keys() does, with a forbidden message in between.
     t.completion_event = threading.Event()
     t._send_kex_init()
-    m = Message()
-    m.add_byte(cMSG_CHANNEL_DATA)
-    m.add_int(chan.remote_chanid)
-    m.add_string(b"injected\n")
-    t._send_message(m)
+    if extra == "kexinit":
+        # the same KEXINIT again: paramiko's own bytes, sent twice
+        t._send_message(t.local_kex_init)
+    else:
+        m = Message()
+        m.add_byte(cMSG_CHANNEL_DATA)
+        m.add_int(chan.remote_chanid)
+        m.add_string(b"injected\n")
+        t._send_message(m)
     state = "failed"
     deadline = time.time() + TIMEOUT
     while time.time() < deadline and t.is_active():
@@ -137,6 +145,8 @@ def main():
         rekey_newkey(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 4 and sys.argv[1] == "rekey-inject":
         rekey_inject(int(sys.argv[2]), sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "rekey-double":
+        rekey_inject(int(sys.argv[2]), sys.argv[3], "kexinit")
     else:
         sys.exit(__doc__)
 

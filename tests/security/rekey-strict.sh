@@ -1,7 +1,8 @@
 #	Messages other than transport and key exchange ones between a peer's
 #	KEXINIT and its NEWKEYS (RFC 4253 7.1) end the connection (upstream
-#	does so since 10.4p1).  A paramiko server (peer.py) sends channel data
-#	right after the KEXINIT of a re-exchange it starts.
+#	does so since 10.4p1), and so does a second KEXINIT.  A paramiko
+#	server (peer.py) sends channel data, or its KEXINIT again, right after
+#	the KEXINIT of a re-exchange it starts.
 #	Placed in the Public Domain.
 
 tid="non-KEX messages during a rekey"
@@ -17,13 +18,14 @@ rm -f $K.*
 ${SSHKEYGEN} -q -t ed25519 -N '' -f $K.hk || fatal "keygen"
 echo "sec-rekey `cat $K.hk.pub`" > $K.kh
 
-scenario() {
+# run FLAVOUR MODE: ssh against peer.py MODE; $K.out, $K.err, $_rc.
+run() {
 	case "$1" in
 	stock)	_ssh=$HPN_STOCK_TREE/ssh ;;
 	*)	_ssh=${REAL_SSH} ;;
 	esac
 	rm -f $K.peer $K.out $K.err
-	$PY $HPN_TOP/tests/security/peer.py rekey-inject $P $K.hk > $K.peer 2>&1 &
+	$PY $HPN_TOP/tests/security/peer.py $2 $P $K.hk > $K.peer 2>&1 &
 	_peer=$!
 	_i=0
 	while ! grep -q LISTENING $K.peer 2>/dev/null; do
@@ -42,6 +44,10 @@ scenario() {
 		cat $K.err $K.peer >&2
 		fatal "$1: the session did not start"
 	}
+}
+
+scenario() {
+	run $1 rekey-inject
 	if grep -q injected $K.out; then
 		verbose "$tid: $1: data sent during the re-exchange was delivered"
 		return 1
@@ -54,5 +60,24 @@ scenario() {
 	return 0
 }
 
+# A second KEXINIT: stock answers it UNIMPLEMENTED (kex_protocol_error) and
+# waits for the exchange to go on (paramiko, which does not expect that
+# answer, then gives up); ours ends the connection itself.
+double_kexinit() {
+	run $1 rekey-double
+	if grep -q "kex_protocol_error: type 20" $K.err ||
+	    { [ $_rc = 0 ] && grep -q after $K.out; }; then
+		verbose "$tid: $1: a second KEXINIT was answered, not refused: `grep -m1 kex_protocol_error $K.err`"
+		return 1
+	fi
+	[ $_rc -ne 0 ] && grep -q "second KEXINIT" $K.err || {
+		cat $K.out $K.err $K.peer >&2
+		fatal "$1: second KEXINIT neither let pass nor refused (exit $_rc)"
+	}
+	verbose "$tid: $1: `grep -m1 'second KEXINIT' $K.err`"
+	return 0
+}
+
 sec_run scenario
+sec_run double_kexinit
 rm -f $K.*
