@@ -17,6 +17,11 @@ failing.  Its trace goes to LOG.  MODE:
   gss-errtok    gssapi-with-mic: after the server's response, an error
                 token (SSH_MSG_USERAUTH_GSSAPI_ERRTOK), then straight on
                 to the next attempt, as a client whose GSSAPI failed does.
+  gss-stalemic  gss-mic, but once the exchange is complete a "none"
+                request comes first, then the exchange's MIC, then
+                another "none": a MIC of an abandoned exchange
+                (CVE-2026-106555); the replies after the MIC are in the
+                attempt's list (a FAILURE for the MIC, or none).
 
 For every attempt it prints
   ATTEMPT i replies=TYPE,TYPE... ms=T
@@ -130,6 +135,16 @@ class RawAuth:
             raise Disconnected()
         return mtype, m, t
 
+    def recv_within(self, secs):
+        """(type, message, time) or None when nothing came in secs."""
+        try:
+            mtype, m, t = self.q.get(timeout=secs)
+        except queue.Empty:
+            return None
+        if mtype is None:
+            raise Disconnected()
+        return mtype, m, t
+
     def recv_skip_banner(self):
         while True:
             r = self.recv()
@@ -219,6 +234,22 @@ def attempt_gss(c, user, mode):
     mic.add_string("ssh-connection")
     mic.add_string("gssapi-with-mic")
     sig = ctx.get_signature(mic.asbytes())
+    if mode == "gss-stalemic":
+        # a new request first: the exchange above is abandoned
+        c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
+        mtype, m, t = c.recv_skip_banner()
+        replies.append(mtype)
+        c.send(MSG_USERAUTH_GSSAPI_MIC, [sig])
+        c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
+        replies.append("|")
+        while True:
+            r = c.recv_within(5)
+            if r is None:
+                break
+            replies.append(r[0])
+            if replies.count(MSG_USERAUTH_FAILURE) >= 3:
+                break
+        return replies, None
     sent = c.send(MSG_USERAUTH_GSSAPI_MIC, [sig])
     mtype, m, t = c.recv_skip_banner()
     replies.append(mtype)
@@ -232,7 +263,8 @@ def main():
         sys.exit(__doc__)
     mode, logname, user, n = sys.argv[1:5]
     n = int(n)
-    if mode not in ("kbdint", "gss-mic", "gss-badtoken", "gss-errtok"):
+    if mode not in ("kbdint", "gss-mic", "gss-badtoken", "gss-errtok",
+                    "gss-stalemic"):
         sys.exit(__doc__)
     names = dict(NAMES)
     if mode == "kbdint":
@@ -254,7 +286,8 @@ def main():
             if ms is not None:
                 times.append(ms)
             print("ATTEMPT %d replies=%s ms=%s" % (
-                i, ",".join(names.get(r, str(r)) for r in replies),
+                i, ",".join(names.get(r, str(r)) if r != "|" else "|"
+                            for r in replies),
                 "-" if ms is None else "%.3f" % ms), flush=True)
         if mode == "gss-errtok":
             c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
