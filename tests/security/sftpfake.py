@@ -1,188 +1,240 @@
 #!/usr/bin/python3
-"""A made-up SFTP v3 server on standard input/output, for
-tests/security/cve-2026-106552.sh (run by sftp -D).
+"""sftpfake.py SPEC LOG [IGNORED...]: a made-up SFTP version 3 server on
+stdin/stdout, for sftp -D and scp -D (tests/security/cve-2026-106552.sh).
 
-  sftpfake.py NAME LOG
+It serves a tree that exists only in SPEC (JSON), never a file of this
+machine, and writes nothing but LOG:
 
-Its tree (every directory 0755 but /tmp, 01777; no file is ever written):
-  /                first listing: "" (a directory: the flaw's name) and
-                   "x"; every later listing: "tmp" only
-  /x/f             "inside\\n"
-  /x/.             listed as a regular file (a "." no walk may open)
-  /tmp/NAME/loot   "loot\\n"
-REALPATH of "." is "/", so a client's working directory is "/".  Requests
-are answered by id; any other request type gets SSH_FX_OP_UNSUPPORTED.
-Every request's type and path go to LOG.  Ends at end of input; reads
-wait at most TIMEOUT seconds.
+  {"cwd": "/",                      what REALPATH "." answers
+   "nodes": {
+     "/":        {"dir": [LISTING, LISTING...]},
+     "/a/f":     {"file": "its bytes"},
+     ...}}
+
+A LISTING is a list of [NAME, TYPE] ("d": a directory, mode 040755; "f": a
+regular file, mode 0100644, its size that of the node under the listed
+directory's path, 0 without one).  The Nth OPENDIR of a directory reads
+its Nth listing (the last one once there are no more), all of it in one
+READDIR, then EOF.  Names are sent as they are: empty, ".", "..".
+
+A path is looked up as it was sent, relative ones under "cwd", repeated
+slashes and trailing ones dropped, "." and ".." left alone (so that
+"/a/.." can be a node of its own); REALPATH resolves them.  OPEN for
+reading needs a "file" node; OPEN for writing, MKDIR, WRITE, SETSTAT,
+FSETSTAT and CLOSE succeed and store nothing.  Any other request (the
+extended ones our client sends with INIT among them) gets
+SSH_FX_OP_UNSUPPORTED.  Requests are answered in the order they come, by
+their ids.
+
+LOG gets a line per request: "TYPE PATH" (OPEN: "OPEN-R" or "OPEN-W").
+Ends when the client closes its end, and after 60 s at the latest.
 """
 
+import json
+import os
+import posixpath
 import select
 import struct
 import sys
 import time
 
 TIMEOUT = 60
-DIR, REG = 0o040755, 0o100644
+FX_OK, FX_EOF, FX_NO_SUCH_FILE, FX_FAILURE, FX_OP_UNSUPPORTED = 0, 1, 2, 4, 8
+NAMES = {3: "OPEN", 4: "CLOSE", 5: "READ", 6: "WRITE", 7: "LSTAT",
+         8: "FSTAT", 9: "SETSTAT", 10: "FSETSTAT", 11: "OPENDIR",
+         12: "READDIR", 13: "REMOVE", 14: "MKDIR", 15: "RMDIR",
+         16: "REALPATH", 17: "STAT", 18: "RENAME", 19: "READLINK",
+         20: "SYMLINK", 200: "EXTENDED"}
+SSH2_FXF_WRITE = 0x02
 
 
-def s(b):
-    if isinstance(b, str):
-        b = b.encode()
-    return struct.pack(">I", len(b)) + b
+def u32(n):
+    return struct.pack(">I", n & 0xffffffff)
 
 
-def attrs(mode, size=0):
-    # SIZE | UIDGID | PERMISSIONS | ACMODTIME
-    return struct.pack(">IQIIIII", 0xf, size, 0, 0, mode, 1700000000,
-                       1700000000)
+def sstr(b):
+    return u32(len(b)) + b
+
+
+def attrs(kind, size):
+    # SIZE | PERMISSIONS | ACMODTIME
+    mode = 0o40755 if kind == "d" else 0o100644
+    return u32(0x1 | 0x4 | 0x8) + struct.pack(">Q", size) + u32(mode) + \
+        u32(1700000000) + u32(1700000000)
 
 
 class Fake:
-    def __init__(self, name, log):
+    def __init__(self, spec, log):
+        self.cwd = spec.get("cwd", "/")
+        self.nodes = spec["nodes"]
         self.log = log
-        self.roots_listed = 0
-        self.tree = {
-            "/": (DIR, None),
-            "/x": (DIR, None),
-            "/x/f": (REG, b"inside\n"),
-            "/tmp": (0o041777, None),
-            "/tmp/" + name: (DIR, None),
-            "/tmp/" + name + "/loot": (REG, b"loot\n"),
-        }
-        self.handles = {}
-        self.next_handle = 0
+        self.opendirs = {}      # path -> OPENDIRs so far
+        self.handles = {}       # handle -> ("dir", entries|None) or
+        self.nh = 0             #   ("file", bytes) or ("sink", None)
 
-    def listing(self, path):
-        if path == "/":
-            self.roots_listed += 1
-            if self.roots_listed == 1:
-                return [("", DIR, 0), ("x", DIR, 0)]
-            return [("tmp", 0o041777, 0)]
-        if path == "/x":
-            return [(".", REG, 0), ("f", REG, 7)]
-        out = []
-        for p, (mode, data) in sorted(self.tree.items()):
-            if p != path and p.rsplit("/", 1)[0] == path:
-                out.append((p.rsplit("/", 1)[1], mode,
-                            len(data) if data else 0))
-        return out
+    def note(self, s):
+        self.log.write(s + "\n")
+        self.log.flush()
 
-    def norm(self, p):
-        if p in ("", "."):
-            return "/"
-        if not p.startswith("/"):
-            p = "/" + p
-        while len(p) > 1 and p.endswith("/"):
-            p = p[:-1]
-        parts = []
-        for c in p.split("/"):
-            if c in ("", "."):
-                continue
-            if c == "..":
-                if parts:
-                    parts.pop()
-                continue
-            parts.append(c)
+    def key(self, path):
+        if not path.startswith("/"):
+            path = self.cwd.rstrip("/") + "/" + path
+        parts = [p for p in path.split("/") if p != ""]
         return "/" + "/".join(parts)
 
-    def status(self, rid, code, msg=""):
-        return struct.pack(">BII", 101, rid, code) + s(msg) + s("")
+    def real(self, path):
+        if path in ("", "."):
+            return self.cwd
+        p = posixpath.normpath(self.key(path))
+        return "/" if p.startswith("//") else p
 
-    def handle(self, obj):
-        h = ("h%d" % self.next_handle).encode()
-        self.next_handle += 1
-        self.handles[h] = obj
+    def kind(self, k):
+        n = self.nodes.get(k)
+        if n is None:
+            return None, 0
+        if "dir" in n:
+            return "d", 4096
+        return "f", len(n["file"].encode())
+
+    def handle(self, what):
+        self.nh += 1
+        h = b"h%d" % self.nh
+        self.handles[h] = what
         return h
 
-    def answer(self, pkt):
-        t = pkt[0]
-        if t == 1:          # INIT
-            return struct.pack(">BI", 2, 3)
-        (rid,) = struct.unpack(">I", pkt[1:5])
-        body = pkt[5:]
+    def answer(self, t, rid, b):
+        """The reply to request t (its body after the id)."""
+        def status(code):
+            return bytes([101]) + u32(rid) + u32(code) + sstr(b"") + \
+                sstr(b"")
 
-        def path_arg():
-            (n,) = struct.unpack(">I", body[:4])
-            return body[4:4 + n].decode("utf-8", "replace")
+        def getstr(off):
+            (n,) = struct.unpack(">I", b[off:off + 4])
+            return b[off + 4:off + 4 + n], off + 4 + n
 
-        if t in (16, 17, 7, 11, 3):
-            p = path_arg()
-            self.log.write("%d %s\n" % (t, p))
-            np = self.norm(p)
-            if t == 16:     # REALPATH
-                return (struct.pack(">BII", 104, rid, 1) + s(np) + s(np) +
-                        attrs(DIR))
-            if np not in self.tree:
-                return self.status(rid, 2, "No such file")
-            mode, data = self.tree[np]
-            if t in (17, 7):    # STAT, LSTAT
-                return (struct.pack(">BI", 105, rid) +
-                        attrs(mode, len(data) if data else 0))
-            if t == 11:         # OPENDIR
-                if data is not None:
-                    return self.status(rid, 4, "Not a directory")
-                return (struct.pack(">BI", 102, rid) +
-                        s(self.handle(["dir", self.listing(np)])))
-            (pflags,) = struct.unpack(">I", body[4 + len(p.encode()):
-                                                8 + len(p.encode())])
-            if data is None or pflags & 0x3e:   # OPEN: files, for reading
-                return self.status(rid, 3, "Permission denied")
-            return struct.pack(">BI", 102, rid) + s(self.handle(["file", data]))
-        self.log.write("%d\n" % t)
-        if t in (12, 5, 4, 8):  # READDIR, READ, CLOSE, FSTAT
-            (n,) = struct.unpack(">I", body[:4])
-            h = body[4:4 + n]
-            obj = self.handles.get(h)
-            if obj is None:
-                return self.status(rid, 4, "Bad handle")
-            if t == 4:
+        name = NAMES.get(t, str(t))
+        if t in (16, 17, 7, 11, 3, 14, 9, 13, 15, 19):
+            path, off = getstr(0)
+            path = path.decode("utf-8", "replace")
+            self.note("%s %s" % (name if t != 3 else "OPEN-" + (
+                "W" if struct.unpack(">I", b[off:off + 4])[0] &
+                SSH2_FXF_WRITE else "R"), path))
+        else:
+            self.note(name)
+        if t == 16:                                     # REALPATH
+            p = self.real(path).encode()
+            return bytes([104]) + u32(rid) + u32(1) + sstr(p) + sstr(p) + \
+                u32(0)
+        if t in (17, 7):                                # STAT, LSTAT
+            kind, size = self.kind(self.key(path))
+            if kind is None:
+                return status(FX_NO_SUCH_FILE)
+            return bytes([105]) + u32(rid) + attrs(kind, size)
+        if t == 11:                                     # OPENDIR
+            k = self.key(path)
+            n = self.nodes.get(k)
+            if n is None or "dir" not in n:
+                return status(FX_NO_SUCH_FILE)
+            i = self.opendirs.get(k, 0)
+            self.opendirs[k] = i + 1
+            listing = n["dir"][min(i, len(n["dir"]) - 1)]
+            ents = []
+            for ename, etype in listing:
+                kind, size = self.kind(self.key(k + "/" + ename))
+                ents.append((ename, etype,
+                             size if etype == "f" and kind == "f" else 0))
+            return bytes([102]) + u32(rid) + \
+                sstr(self.handle(["dir", ents]))
+        if t == 3:                                      # OPEN
+            (pflags,) = struct.unpack(">I", b[off:off + 4])
+            if pflags & SSH2_FXF_WRITE:
+                return bytes([102]) + u32(rid) + \
+                    sstr(self.handle(["sink", None]))
+            n = self.nodes.get(self.key(path))
+            if n is None or "file" not in n:
+                return status(FX_NO_SUCH_FILE)
+            return bytes([102]) + u32(rid) + \
+                sstr(self.handle(["file", n["file"].encode()]))
+        if t in (12, 5, 8, 4, 6, 10):                   # by handle
+            h, off = getstr(0)
+            what = self.handles.get(h)
+            if what is None:
+                return status(FX_FAILURE)
+            if t == 4:                                  # CLOSE
                 del self.handles[h]
-                return self.status(rid, 0)
-            if t == 8:
-                if obj[0] == "file":
-                    return struct.pack(">BI", 105, rid) + attrs(REG, len(obj[1]))
-                return struct.pack(">BI", 105, rid) + attrs(DIR)
-            if t == 12:
-                if obj[0] != "dir" or not obj[1]:
-                    return self.status(rid, 1, "EOF")
-                ents, obj[1] = obj[1], []
-                out = struct.pack(">BII", 104, rid, len(ents))
-                for name, mode, size in ents:
-                    out += s(name) + s(name) + attrs(mode, size)
+                return status(FX_OK)
+            if t == 12:                                 # READDIR
+                if what[0] != "dir" or what[1] is None:
+                    return status(FX_EOF)
+                ents, what[1] = what[1], None
+                out = bytes([104]) + u32(rid) + u32(len(ents))
+                for ename, etype, size in ents:
+                    e = ename.encode()
+                    ln = ("%s 1 root root %d Nov 14 2023 %s" % (
+                        "drwxr-xr-x" if etype == "d" else "-rw-r--r--",
+                        size, ename)).encode()
+                    out += sstr(e) + sstr(ln) + attrs(etype, size)
                 return out
-            # READ
-            off, ln = struct.unpack(">QI", body[4 + n:16 + n])
-            if obj[0] != "file" or off >= len(obj[1]):
-                return self.status(rid, 1, "EOF")
-            return struct.pack(">BI", 103, rid) + s(obj[1][off:off + ln])
-        return self.status(rid, 8, "Unsupported")
+            if t == 5:                                  # READ
+                if what[0] != "file":
+                    return status(FX_FAILURE)
+                (offset,) = struct.unpack(">Q", b[off:off + 8])
+                (ln,) = struct.unpack(">I", b[off + 8:off + 12])
+                data = what[1][offset:offset + ln]
+                if not data:
+                    return status(FX_EOF)
+                return bytes([103]) + u32(rid) + sstr(data)
+            if t == 8:                                  # FSTAT
+                if what[0] == "file":
+                    return bytes([105]) + u32(rid) + \
+                        attrs("f", len(what[1]))
+                return status(FX_OP_UNSUPPORTED)
+            return status(FX_OK)                        # WRITE, FSETSTAT
+        if t in (14, 9):                                # MKDIR, SETSTAT
+            return status(FX_OK)
+        return status(FX_OP_UNSUPPORTED)
 
 
 def main():
-    name, logname = sys.argv[1], sys.argv[2]
-    fin, fout = sys.stdin.buffer, sys.stdout.buffer
-    with open(logname, "a") as log:
-        fake = Fake(name, log)
-        buf = b""
-        deadline = time.time() + TIMEOUT
-        while time.time() < deadline:
-            r, _, _ = select.select([fin], [], [], 1.0)
-            if not r:
+    if len(sys.argv) < 3:
+        sys.stderr.write("usage: sftpfake.py SPEC LOG\n")
+        return 2
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    log = open(sys.argv[2], "a")
+    fake = Fake(spec, log)
+    buf = bytearray()
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            fake.note("TIMEOUT")
+            return 1
+        r, _, _ = select.select([0], [], [], left)
+        if not r:
+            continue
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return 0
+        buf += chunk
+        out = bytearray()
+        while len(buf) >= 4:
+            (n,) = struct.unpack(">I", buf[:4])
+            if len(buf) < 4 + n:
+                break
+            body = bytes(buf[4:4 + n])
+            del buf[:4 + n]
+            if body[0] == 1:                            # INIT
+                fake.note("INIT")
+                out += sstr(bytes([2]) + u32(3))
                 continue
-            d = fin.raw.read(65536) if hasattr(fin, "raw") else fin.read1(65536)
-            if not d:
-                return 0
-            buf += d
-            while len(buf) >= 4:
-                (n,) = struct.unpack(">I", buf[:4])
-                if len(buf) < 4 + n:
-                    break
-                pkt, buf = buf[4:4 + n], buf[4 + n:]
-                out = fake.answer(pkt)
-                fout.write(struct.pack(">I", len(out)) + out)
-                fout.flush()
-                log.flush()
-    return 1
+            (rid,) = struct.unpack(">I", body[1:5])
+            out += sstr(fake.answer(body[0], rid, body[5:]))
+        try:
+            while out:
+                out = out[os.write(1, out):]
+        except OSError:
+            return 0
 
 
 if __name__ == "__main__":
