@@ -121,8 +121,8 @@ STOCK_CONFIGURE := --prefix=/usr/local --sysconfdir=/usr/local/etc/ssh \
 # The site flavours: the hpn series (site) and the stock tarball
 # (stock-site) with PAM and Kerberos/GSSAPI, which the builds above leave
 # out, for the security tests of code compiled only with them
-# (tests/security: CVE-2026-60000, 60001).  Only the server is built; it is
-# never installed, its paths point into build/.
+# (tests/security: CVE-2026-60000, 60001, 106553, 106555).  Only the
+# server is built; it is never installed, its paths point into build/.
 SITE_COMMON := $(subst --without-pam,--with-pam,$(subst --without-kerberos5,--with-kerberos5,$(COMMON_CONFIGURE)))
 SITE_CONFIGURE := --prefix=$(B)/site/prefix $(SITE_COMMON) $(EXTRA_CONFIGURE)
 STOCK_SITE_CONFIGURE := --prefix=$(B)/stock-site/prefix $(SITE_COMMON) $(EXTRA_CONFIGURE)

@@ -3,7 +3,7 @@
 the security regress tests (paramiko for the transport, python3-gssapi for
 Kerberos).
 
-  authclient.py MODE LOG USER N -- SSHD_COMMAND...
+  authclient.py [-d] [-k KEY] [-c COMMAND] MODE LOG USER N -- SSHD_COMMAND...
 
 Runs SSHD_COMMAND (an sshd in inetd mode, -i) on a socket pair, sets up the
 transport, and makes N authentication attempts as USER, every one of them
@@ -17,13 +17,33 @@ failing.  Its trace goes to LOG.  MODE:
   gss-errtok    gssapi-with-mic: after the server's response, an error
                 token (SSH_MSG_USERAUTH_GSSAPI_ERRTOK), then straight on
                 to the next attempt, as a client whose GSSAPI failed does.
-  gss-stalemic  gss-mic, but once the exchange is complete a "none"
-                request comes first, then the exchange's MIC, then
-                another "none": a MIC of an abandoned exchange
-                (CVE-2026-106555); the replies after the MIC are in the
-                attempt's list (a FAILURE for the MIC, or none).
 
-For every attempt it prints
+The modes of an exchange's state across attempts run once (N is ignored),
+with the Kerberos ticket in KRB5CCNAME, host@GSS_TARGET, the mutual and
+integrity flags (and with -d the delegation flag: the ticket must be
+forwardable), and may succeed:
+
+  gss-login     a complete exchange and its MIC.
+  gss-badmic    a complete exchange, then its MIC with one byte changed.
+  gss-abandon   a complete exchange, then no MIC: the next request.
+  gss-stale-mic a complete exchange, a "none" request, then the MIC of the
+                exchange.
+  gss-stale-client
+                a complete exchange, then a second gssapi-with-mic request
+                whose context has no mutual flag, and the MIC of the second.
+  gss-nomutual  an exchange whose context has no mutual flag, and its MIC.
+
+Each prints "STEP NAME REPLY" for the server's answer to each step ("none",
+"mic", "publickey"; an exchange, "exchange" or "exchange2", only when it
+stops before its context completes), REPLY a message type as below or
+DISCONNECTED; "RESULT disconnected=yes|no reason=TEXT" at the end.  After
+gss-badmic and gss-abandon, and after a gss-login that failed, -k KEY (an
+OpenSSH private key: ed25519) makes a publickey attempt, step
+"publickey".  Once authenticated, -c COMMAND runs COMMAND in a session:
+each line of its output is printed as "OUT LINE", its exit status as
+"EXIT N".
+
+For every attempt of the other modes it prints
   ATTEMPT i replies=TYPE,TYPE... ms=T
 with the types of the server's messages (FAILURE, GSSAPI_RESPONSE, ...)
 and T the milliseconds from sending the attempt's last message to the
@@ -84,6 +104,7 @@ class RawAuth:
         theirs.close()
         self.q = queue.Queue()
         self.reason = ""
+        self.disconnected = False
         self.t = paramiko.Transport(ours)
         # The transport calls handler(auth_handler, message without type)
         self._handler_table = {
@@ -92,6 +113,7 @@ class RawAuth:
         def disconnect(m):
             m.get_int()                   # reason code
             self.reason = m.get_text()
+            self.disconnected = True
             self.q.put((None, None, time.monotonic()))
         self.t._parse_disconnect = disconnect
         self.t.start_client(timeout=TIMEOUT)
@@ -108,6 +130,7 @@ class RawAuth:
         return got
 
     def abort(self):
+        self.disconnected = True
         self.q.put((None, None, time.monotonic()))
 
     def is_authenticated(self):
@@ -117,7 +140,9 @@ class RawAuth:
         m = Message()
         m.add_byte(bytes([mtype]))
         for f in fields:
-            if isinstance(f, int):
+            if isinstance(f, bool):
+                m.add_boolean(f)
+            elif isinstance(f, int):
                 m.add_int(f)
             else:
                 m.add_string(f)
@@ -131,16 +156,6 @@ class RawAuth:
             mtype, m, t = self.q.get(timeout=TIMEOUT)
         except queue.Empty:
             sys.exit("authclient: no reply within %d s" % TIMEOUT)
-        if mtype is None:
-            raise Disconnected()
-        return mtype, m, t
-
-    def recv_within(self, secs):
-        """(type, message, time) or None when nothing came in secs."""
-        try:
-            mtype, m, t = self.q.get(timeout=secs)
-        except queue.Empty:
-            return None
         if mtype is None:
             raise Disconnected()
         return mtype, m, t
@@ -234,22 +249,6 @@ def attempt_gss(c, user, mode):
     mic.add_string("ssh-connection")
     mic.add_string("gssapi-with-mic")
     sig = ctx.get_signature(mic.asbytes())
-    if mode == "gss-stalemic":
-        # a new request first: the exchange above is abandoned
-        c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
-        mtype, m, t = c.recv_skip_banner()
-        replies.append(mtype)
-        c.send(MSG_USERAUTH_GSSAPI_MIC, [sig])
-        c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
-        replies.append("|")
-        while True:
-            r = c.recv_within(5)
-            if r is None:
-                break
-            replies.append(r[0])
-            if replies.count(MSG_USERAUTH_FAILURE) >= 3:
-                break
-        return replies, None
     sent = c.send(MSG_USERAUTH_GSSAPI_MIC, [sig])
     mtype, m, t = c.recv_skip_banner()
     replies.append(mtype)
@@ -257,20 +256,191 @@ def attempt_gss(c, user, mode):
                      if mtype == MSG_USERAUTH_FAILURE else None)
 
 
+STATE_MODES = ("gss-login", "gss-badmic", "gss-abandon", "gss-stale-mic",
+               "gss-stale-client", "gss-nomutual")
+
+
+def gss_context(c, user, mutual=True, delegate=False):
+    """gssapi-with-mic until the context is complete: (context, reply to
+    the request).  The context is None when the server did not answer
+    with GSSAPI_RESPONSE or the exchange stopped."""
+    reply = gss_request(c, user)
+    if reply != MSG_USERAUTH_GSSAPI_RESPONSE:
+        return None, reply
+    import gssapi
+    target = gssapi.Name("host@" + os.environ["GSS_TARGET"],
+                         gssapi.NameType.hostbased_service)
+    flags = [gssapi.RequirementFlag.integrity]
+    if mutual:
+        flags.append(gssapi.RequirementFlag.mutual_authentication)
+    if delegate:
+        flags.append(gssapi.RequirementFlag.delegate_to_peer)
+    ctx = gssapi.SecurityContext(
+        name=target, mech=gssapi.MechType.kerberos, usage="initiate",
+        flags=flags)
+    tok = ctx.step()
+    while True:
+        c.send(MSG_USERAUTH_GSSAPI_TOKEN, [tok])
+        if ctx.complete:
+            break
+        mtype, m, t = c.recv_skip_banner()
+        if mtype != MSG_USERAUTH_GSSAPI_TOKEN:
+            return None, mtype
+        tok = ctx.step(m.get_binary())
+        if ctx.complete and not tok:
+            break
+    if mutual and gssapi.RequirementFlag.mutual_authentication \
+            not in ctx.actual_flags:
+        sys.exit("authclient: no mutual authentication")
+    if not mutual and gssapi.RequirementFlag.mutual_authentication \
+            in ctx.actual_flags:
+        sys.exit("authclient: the context has the mutual flag")
+    return ctx, MSG_USERAUTH_GSSAPI_RESPONSE
+
+
+def gss_mic(c, ctx, user, corrupt=False):
+    mic = Message()
+    mic.add_string(c.t.session_id)
+    mic.add_byte(bytes([MSG_USERAUTH_REQUEST]))
+    mic.add_string(user)
+    mic.add_string("ssh-connection")
+    mic.add_string("gssapi-with-mic")
+    sig = bytearray(ctx.get_signature(mic.asbytes()))
+    if corrupt:
+        sig[-1] ^= 0x55
+    c.send(MSG_USERAUTH_GSSAPI_MIC, [bytes(sig)])
+    return c.recv_skip_banner()[0]
+
+
+def publickey(c, user, keyfile):
+    key = paramiko.Ed25519Key.from_private_key_file(keyfile)
+    alg = key.get_name()
+    blob = key.asbytes()
+    data = Message()
+    data.add_string(c.t.session_id)
+    data.add_byte(bytes([MSG_USERAUTH_REQUEST]))
+    data.add_string(user)
+    data.add_string("ssh-connection")
+    data.add_string("publickey")
+    data.add_boolean(True)
+    data.add_string(alg)
+    data.add_string(blob)
+    sig = key.sign_ssh_data(data.asbytes()).asbytes()
+    c.send(MSG_USERAUTH_REQUEST, userauth_request(
+        user, "publickey", [True, alg, blob, sig]))
+    return c.recv_skip_banner()[0]
+
+
+def run_command(c, command):
+    ch = c.t.open_session(timeout=TIMEOUT)
+    ch.settimeout(TIMEOUT)
+    ch.exec_command(command)
+    out = b""
+    while True:
+        d = ch.recv(65536)
+        if not d:
+            break
+        out += d
+    status = ch.recv_exit_status()
+    for line in out.decode(errors="replace").splitlines():
+        print("OUT %s" % line, flush=True)
+    print("EXIT %d" % status, flush=True)
+
+
+class Stop(Exception):
+    pass
+
+
+def state_mode(c, mode, user, delegate, keyfile, command):
+    """The modes of an exchange's state across attempts."""
+    names = dict(NAMES)
+
+    def ask(name, fn, *a, **kw):
+        """fn's reply, printed as step NAME; Stop once disconnected."""
+        try:
+            reply = fn(*a, **kw)
+        except Disconnected:
+            print("STEP %s DISCONNECTED" % name, flush=True)
+            raise Stop()
+        if isinstance(reply, tuple):
+            ctx, r = reply
+            if ctx is None:
+                print("STEP %s %s" % (name, names.get(r, str(r))),
+                      flush=True)
+                raise Stop()
+            return ctx
+        print("STEP %s %s" % (name, names.get(reply, str(reply))),
+              flush=True)
+        if reply == MSG_USERAUTH_SUCCESS:
+            if command is not None:
+                run_command(c, command)
+            raise Stop()
+        return reply
+
+    def none():
+        c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))
+        return c.recv_skip_banner()[0]
+
+    try:
+        if mode == "gss-nomutual":
+            ctx = ask("exchange", gss_context, c, user, mutual=False)
+            ask("mic", gss_mic, c, ctx, user)
+            return
+        ctx = ask("exchange", gss_context, c, user, delegate=delegate)
+        if mode == "gss-stale-mic":
+            ask("none", none)
+            ask("mic", gss_mic, c, ctx, user)
+            return
+        if mode == "gss-stale-client":
+            ctx2 = ask("exchange2", gss_context, c, user, mutual=False)
+            ask("mic", gss_mic, c, ctx2, user)
+            return
+        if mode == "gss-login":
+            ask("mic", gss_mic, c, ctx, user)
+        elif mode == "gss-badmic":
+            ask("mic", gss_mic, c, ctx, user, corrupt=True)
+        if keyfile is not None:
+            ask("publickey", publickey, c, user, keyfile)
+    except Stop:
+        pass
+
+
 def main():
     signal.alarm(TIMEOUT * 10)
-    if len(sys.argv) < 7 or sys.argv[5] != "--":
+    delegate = False
+    keyfile = command = None
+    args = sys.argv[1:]
+    while args and args[0] in ("-d", "-k", "-c"):
+        if args[0] == "-d":
+            delegate = True
+            args = args[1:]
+        elif len(args) < 2:
+            sys.exit(__doc__)
+        elif args[0] == "-k":
+            keyfile, args = args[1], args[2:]
+        else:
+            command, args = args[1], args[2:]
+    if len(args) < 6 or args[4] != "--":
         sys.exit(__doc__)
-    mode, logname, user, n = sys.argv[1:5]
+    mode, logname, user, n = args[0:4]
     n = int(n)
-    if mode not in ("kbdint", "gss-mic", "gss-badtoken", "gss-errtok",
-                    "gss-stalemic"):
+    if mode in STATE_MODES:
+        log = open(logname, "a")
+        c = RawAuth(args[5:], log)
+        state_mode(c, mode, user, delegate, keyfile, command)
+        disconnected = c.disconnected     # before close() aborts
+        c.close()
+        print("RESULT disconnected=%s reason=%s" % (
+            "yes" if disconnected else "no",
+            c.reason.replace(" ", "_") or "-"), flush=True)
+        return
+    if mode not in ("kbdint", "gss-mic", "gss-badtoken", "gss-errtok"):
         sys.exit(__doc__)
     names = dict(NAMES)
     if mode == "kbdint":
         names[60] = "INFO_REQUEST"
     log = open(logname, "a")
-    c = RawAuth(sys.argv[6:], log)
+    c = RawAuth(args[5:], log)
     times = []
     done = 0
     disconnected = "no"
@@ -286,8 +456,7 @@ def main():
             if ms is not None:
                 times.append(ms)
             print("ATTEMPT %d replies=%s ms=%s" % (
-                i, ",".join(names.get(r, str(r)) if r != "|" else "|"
-                            for r in replies),
+                i, ",".join(names.get(r, str(r)) for r in replies),
                 "-" if ms is None else "%.3f" % ms), flush=True)
         if mode == "gss-errtok":
             c.send(MSG_USERAUTH_REQUEST, userauth_request(user, "none", []))

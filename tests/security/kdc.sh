@@ -13,6 +13,14 @@
 #		DIR/ccache.  Exports KRB5_CONFIG, KRB5_KDC_PROFILE,
 #		KRB5_KTNAME (the host keytab, for sshd) and KRB5CCNAME (the
 #		user's ticket, for the client).
+#	kdc_authorize LOCALUSER
+#		Lets hpnsec-user@ log in as LOCALUSER: k5login_directory in
+#		the realm's krb5.conf names DIR/k5login, where the file
+#		LOCALUSER lists the principal (krb5_kuserok() then reads
+#		that, never the user's own ~/.k5login).
+#	kdc_forwardable
+#		Gets the user's ticket again, forwardable (kinit -f), so
+#		that a client can delegate it.
 #	kdc_stop
 #		Kills the KDC by its PID and removes DIR.  Safe to call twice;
 #		call it from the test's EXIT trap.
@@ -102,6 +110,26 @@ EOF
 		sleep 0.1
 	done
 	trace "KDC $KDC_PID on 127.0.0.1:$_port, host/$KDC_HOST@$KDC_REALM"
+}
+
+kdc_authorize() {
+	mkdir -p $KDC_DIR/k5login || fatal "mkdir $KDC_DIR/k5login"
+	echo "hpnsec-user@$KDC_REALM" > $KDC_DIR/k5login/$1 ||
+		fatal "cannot write $KDC_DIR/k5login/$1"
+	sed -i "s|^\[libdefaults\]\$|&\n\tk5login_directory = $KDC_DIR/k5login|" \
+	    $KDC_DIR/krb5.conf || fatal "cannot edit $KDC_DIR/krb5.conf"
+	grep -q "k5login_directory = $KDC_DIR/k5login" $KDC_DIR/krb5.conf ||
+		fatal "no k5login_directory in $KDC_DIR/krb5.conf"
+}
+
+kdc_forwardable() {
+	kinit -f -k -t $KDC_DIR/user.keytab hpnsec-user \
+	    > $KDC_DIR/kinit.log 2>&1 || {
+		cat $KDC_DIR/kinit.log >&2
+		fatal "kinit -f failed"
+	}
+	klist -f 2>/dev/null | grep -q 'Flags: .*F' ||
+		fatal "no forwardable ticket after kinit -f"
 }
 
 kdc_stop() {
