@@ -13,13 +13,11 @@ and exits 0; exits 1 when the set-up failed.  Every wait is bounded
 """
 
 import signal
-import socket
-import subprocess
 import sys
 
 import paramiko
 
-TIMEOUT = 30
+from sshdsock import TIMEOUT, sshd_socket
 
 
 def main():
@@ -28,10 +26,7 @@ def main():
     user, length, argv = sys.argv[1], int(sys.argv[2]), sys.argv[4:]
     password = "a" * length if length > 0 else "short"
     signal.alarm(TIMEOUT * 2)
-    ours, theirs = socket.socketpair()
-    proc = subprocess.Popen(argv, stdin=theirs, stdout=theirs)
-    theirs.close()
-    try:
+    with sshd_socket(argv) as ours:
         t = paramiko.Transport(ours)
         t.start_client(timeout=TIMEOUT)
         try:
@@ -42,16 +37,6 @@ def main():
         print("RESULT auth=%s" % ("ok" if ok else "refused"))
         t.close()
         return 0
-    finally:
-        try:
-            ours.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -16,15 +16,13 @@ failed.  Every wait is bounded (TIMEOUT); the sshd is killed at the end.
 
 import signal
 import socket
-import subprocess
 import sys
-import time
 
 import paramiko
 from paramiko.common import cMSG_IGNORE
 from paramiko.message import Message
 
-TIMEOUT = 30
+from sshdsock import TIMEOUT, exec_output, sshd_socket
 
 
 def main():
@@ -33,19 +31,14 @@ def main():
     user, keyfile, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
     argv = sys.argv[5:]
     signal.alarm(TIMEOUT * 3)
-    ours, theirs = socket.socketpair()
-    proc = subprocess.Popen(argv, stdin=theirs, stdout=theirs)
-    theirs.close()
     alive = "no"
-    try:
+    with sshd_socket(argv) as ours:
         t = paramiko.Transport(ours)
         t.use_compression(True)
         t.start_client(timeout=TIMEOUT)
+        # delayed compression starts once authenticated (paramiko's
+        # _auth_trigger), with what the key exchange agreed
         t.auth_publickey(user, paramiko.Ed25519Key.from_private_key_file(keyfile))
-        # delayed compression starts once authenticated
-        deadline = time.time() + TIMEOUT
-        while t.remote_compression == "none" and time.time() < deadline:
-            time.sleep(0.05)
         comp = t.local_compression
         if comp == "none":
             print("zbomb: compression was not negotiated", file=sys.stderr)
@@ -56,31 +49,12 @@ def main():
         m.add_string(b"\0" * size)
         t._send_user_message(m)
         try:
-            ch = t.open_session(timeout=TIMEOUT)
-            ch.settimeout(TIMEOUT)
-            ch.exec_command("echo alive")
-            out = b""
-            while True:
-                d = ch.recv(1024)
-                if not d:
-                    break
-                out += d
-            if out.strip() == b"alive":
+            if exec_output(t, "echo alive").strip() == b"alive":
                 alive = "yes"
         except (paramiko.SSHException, EOFError, OSError, socket.timeout):
             pass
         print("RESULT compression=%s alive=%s" % (comp, alive))
         return 0
-    finally:
-        try:
-            ours.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -21,15 +21,14 @@ wait is bounded (TIMEOUT); the sshd is killed at the end.
 
 import secrets
 import signal
-import socket
 import string
-import subprocess
 import sys
 
 import paramiko
 from paramiko import compress
 
-TIMEOUT = 30
+from sshdsock import TIMEOUT, exec_output, sshd_socket
+
 SIZES = []      # (compressed length, decompressed payload)
 
 
@@ -46,26 +45,16 @@ def random_text():
 
 
 def run(t, text):
-    ch = t.open_session(timeout=TIMEOUT)
-    ch.settimeout(TIMEOUT)
-    ch.exec_command("printf %s" % text)
-    out = b""
-    while True:
-        d = ch.recv(1024)
-        if not d:
-            break
-        out += d
-    ch.close()
+    out = exec_output(t, "printf %s" % text)
     if out != text.encode():
         raise RuntimeError("command output %r" % out)
 
 
-def data_size(text):
-    # SSH_MSG_CHANNEL_DATA (94) whose payload holds the text
-    for n, payload in SIZES:
-        if payload[:1] == b"\x5e" and text.encode() in payload:
-            return n
-    return None
+def data_sizes(text):
+    """Compressed lengths of the SSH_MSG_CHANNEL_DATA (94) packets whose
+    payload holds text, in the order they came."""
+    return [n for n, payload in SIZES
+            if payload[:1] == b"\x5e" and text.encode() in payload]
 
 
 def main():
@@ -73,10 +62,7 @@ def main():
         sys.exit(__doc__)
     user, keyfile, argv = sys.argv[1], sys.argv[2], sys.argv[4:]
     signal.alarm(TIMEOUT * 3)
-    ours, theirs = socket.socketpair()
-    proc = subprocess.Popen(argv, stdin=theirs, stdout=theirs)
-    theirs.close()
-    try:
+    with sshd_socket(argv) as ours:
         t = paramiko.Transport(ours)
         t._compression_info = dict(t._compression_info)
         t._compression_info["zlib@openssh.com"] = (compress.ZlibCompressor,
@@ -90,27 +76,14 @@ def main():
         secret, other = random_text(), random_text()
         for text in (secret, other, secret):
             run(t, text)
-        first = data_size(secret)
-        again = [n for n, p in SIZES
-                 if p[:1] == b"\x5e" and secret.encode() in p][1:2]
-        other_n = data_size(other)
-        if first is None or other_n is None or not again:
+        secrets_n, other_n = data_sizes(secret), data_sizes(other)
+        if len(secrets_n) < 2 or not other_n:
             print("zleak: a command's data packet was not seen", file=sys.stderr)
             return 1
         print("RESULT compression=%s first=%d other=%d again=%d" %
-              (t.remote_compression, first, other_n, again[0]))
+              (t.remote_compression, secrets_n[0], other_n[0], secrets_n[1]))
         t.close()
         return 0
-    finally:
-        try:
-            ours.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 if __name__ == "__main__":
