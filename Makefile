@@ -37,23 +37,16 @@ SHELL := /bin/bash
 
 include upstream/openssh.mk
 
-# A release tarball the user brings (OPENSSH_TARBALL=..., with OPENSSH_SHA256=
-# for a release other than the pinned one): its version is read from the
-# tarball (scripts/lib/upstream.sh, SECURITY.md).
-ifneq ($(strip $(OPENSSH_TARBALL)),)
-UPSTREAM_ID := $(shell OPENSSH_TARBALL='$(OPENSSH_TARBALL)' OPENSSH_SHA256='$(OPENSSH_SHA256)' scripts/lib/upstream.sh print)
+# Another release than the pin: a tarball the user brings (OPENSSH_TARBALL=,
+# its version read from it), or a version to fetch (OPENSSH_VERSION= on the
+# command line); either with OPENSSH_SHA256= for a release other than the
+# pinned one (scripts/lib/upstream.sh, SECURITY.md).
+ifneq ($(strip $(OPENSSH_TARBALL))$(filter command line environment,$(origin OPENSSH_VERSION)),)
+UPSTREAM_ID := $(shell OPENSSH_TARBALL='$(OPENSSH_TARBALL)' OPENSSH_VERSION='$(if $(strip $(OPENSSH_TARBALL)),,$(OPENSSH_VERSION))' OPENSSH_SHA256='$(OPENSSH_SHA256)' scripts/lib/upstream.sh print)
 ifneq ($(word 1,$(UPSTREAM_ID)),ok)
 $(error $(UPSTREAM_ID))
 endif
 override OPENSSH_VERSION := $(word 2,$(UPSTREAM_ID))
-override OPENSSH_SHA256 := $(word 3,$(UPSTREAM_ID))
-else ifneq ($(filter command line environment,$(origin OPENSSH_VERSION)),)
-# Another release by version (OPENSSH_VERSION=X OPENSSH_SHA256=hash): make
-# fetch finds its .orig.tar.gz or .orig.tar.xz in Debian's indexes.
-UPSTREAM_ID := $(shell OPENSSH_VERSION='$(OPENSSH_VERSION)' OPENSSH_SHA256='$(OPENSSH_SHA256)' scripts/lib/upstream.sh print)
-ifneq ($(word 1,$(UPSTREAM_ID)),ok)
-$(error $(UPSTREAM_ID))
-endif
 override OPENSSH_SHA256 := $(word 3,$(UPSTREAM_ID))
 endif
 export OPENSSH_VERSION OPENSSH_SHA256 OPENSSH_TARBALL
@@ -177,19 +170,19 @@ $(DL)/.fetched: upstream/openssh.mk scripts/fetch-upstream.sh scripts/lib/upstre
 	@scripts/fetch-upstream.sh $(DL)
 	@touch $@
 
-$(HPN_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh $(SERIES)
+$(HPN_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh scripts/lib/series.sh $(SERIES)
 	@scripts/prepare-tree.sh hpn $(DL) $(HPN_DIR)
 	@touch $@
 
-$(STOCK_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
+$(STOCK_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh scripts/lib/series.sh
 	@scripts/prepare-tree.sh stock $(DL) $(STOCK_DIR)
 	@touch $@
 
-$(SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh $(SERIES)
+$(SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh scripts/lib/series.sh $(SERIES)
 	@scripts/prepare-tree.sh hpn $(DL) $(SITE_DIR)
 	@touch $@
 
-$(STOCK_SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh
+$(STOCK_SITE_DIR)/.prepared: $(DL)/.fetched scripts/prepare-tree.sh scripts/lib/series.sh
 	@scripts/prepare-tree.sh stock $(DL) $(STOCK_SITE_DIR)
 	@touch $@
 

@@ -8,12 +8,13 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/upstream.sh"
+. "$top/scripts/lib/series.sh"
 [ $# -eq 2 ] || { echo "usage: $0 DLDIR WORKDIR" >&2; exit 2; }
 dl=$1 work=$2
 err=0
 bad() { echo "patch-check: $*" >&2; err=1; }
 
-listed=$(sed -e 's/#.*//' "$top/patches/series" | awk 'NF {print $1}')
+listed=$(series_patches)
 for p in $listed; do
 	f="$top/patches/$p"
 	[ -f "$f" ] || { bad "$p: listed in series but missing"; continue; }

@@ -15,6 +15,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/upstream.sh"
+. "$top/scripts/lib/series.sh"
 
 die() { printf 'prepare(%s): error: %s\n' "${flavour:-?}" "$*" >&2; exit 1; }
 note() { printf 'prepare(%s): %s\n' "$flavour" "$*" >&2; }
@@ -42,11 +43,6 @@ info="$src/.hpn-tree"
 	echo "flavour: $flavour"
 	echo "upstream: $(basename "$tarball") sha256:$h"
 } > "$info"
-
-# version_ge A B: OpenSSH release A is B or later (10.10p1 > 10.9p1).
-version_ge() {
-	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$1" ]
-}
 
 # Apply one patch with zero fuzz.  $2 = "strict" also refuses offsets.
 apply() {
@@ -80,17 +76,10 @@ if [ "$OPENSSH_VERSION" != "$PIN_VERSION" ]; then
 fi
 
 if [ "$flavour" = hpn ]; then
-	# src/ and its folders (src/xfer/: the SFTP engine's layers), the
-	# same paths in the tree
-	for f in "$top"/src/*.[ch] "$top"/src/*/*.[ch] "$top"/src/*/*.mk; do
-		[ -e "$f" ] || continue
-		rel=${f#"$top"/src/}
-		mkdir -p "$src/$(dirname "$rel")"
-		cp -p "$f" "$src/$rel"
-	done
-	for p in $(sed -e 's/#.*//' "$top/patches/series" | awk 'NF {print $1}'); do
+	series_copy_src "$src"
+	for p in $(series_patches); do
 		[ -f "$top/patches/$p" ] || die "patches/series lists $p, which is missing"
-		fixed=$(sed -n '/^---/q; s/^Upstream-Fixed-In: *\([^ ]*\).*/\1/p' "$top/patches/$p")
+		fixed=$(series_fixed_in "$top/patches/$p")
 		if [ -n "$fixed" ] && version_ge "$OPENSSH_VERSION" "$fixed"; then
 			note "skipping $p: upstream fixed this in $fixed (base is $OPENSSH_VERSION)"
 			echo "skipped: $p (fixed upstream in $fixed)" >> "$info"

@@ -20,6 +20,7 @@
 # Exit status: 0 when every hunk applies, 1 when some fail, 2 on bad use.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/series.sh"
 FUZZ=${FUZZ:-2}
 
 usage() { echo "usage: $0 UPSTREAM-TARBALL-OR-DIR [OUT]" >&2; exit 2; }
@@ -56,17 +57,8 @@ p=$(sed -n 's/^#define SSH_PORTABLE[^"]*"\([^"]*\)".*/\1/p' "$src/version.h")
 version=${REBASE_VERSION:-$v$p}
 [ -n "$v" ] || { echo "rebase-check: no SSH_VERSION in $up/version.h" >&2; exit 2; }
 
-version_ge() {
-	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$1" ]
-}
-
 # our own files, as prepare-tree.sh puts them
-for f in "$top"/src/*.[ch] "$top"/src/*/*.[ch] "$top"/src/*/*.mk; do
-	[ -e "$f" ] || continue
-	rel=${f#"$top"/src/}
-	mkdir -p "$src/$(dirname "$rel")"
-	cp -p "$f" "$src/$rel"
-done
+series_copy_src "$src"
 
 report=$out/report.txt
 : > "$report"
@@ -77,10 +69,10 @@ tot_h=0 tot_f=0 tot_z=0 tot_o=0 tot_in=0 npat=0 nbad=0 nskip=0
 printf '%-44s %6s %6s %6s %6s\n' patch hunks failed fuzzed offset | tee -a "$report"
 details=$work/details
 : > "$details"
-for pn in $(sed -e 's/#.*//' "$top/patches/series" | awk 'NF {print $1}'); do
+for pn in $(series_patches); do
 	pf=$top/patches/$pn
 	[ -f "$pf" ] || { say "$pn: listed in series, missing"; exit 2; }
-	fixed=$(sed -n '/^---/q; s/^Upstream-Fixed-In: *\([^ ]*\).*/\1/p' "$pf")
+	fixed=$(series_fixed_in "$pf")
 	if [ -n "$fixed" ] && version_ge "$version" "$fixed"; then
 		printf '%-44s skipped: upstream fixed it in %s\n' "$pn" "$fixed" | tee -a "$report"
 		nskip=$((nskip + 1))

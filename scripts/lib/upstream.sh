@@ -51,21 +51,21 @@ upstream_dl_tarball() {
 }
 
 # upstream_resolve: sets OPENSSH_VERSION/OPENSSH_SHA256 for OPENSSH_TARBALL;
-# prints the reason and returns 1 when it cannot be used.
+# sets _upstream_err to the reason and returns 1 when it cannot be used.
 upstream_resolve() {
 	local t=$OPENSSH_TARBALL v
 	if [ ! -f "$t" ]; then
-		echo "error: OPENSSH_TARBALL=$t: no such file"
+		_upstream_err="error: OPENSSH_TARBALL=$t: no such file"
 		return 1
 	fi
 	v=$(upstream_tarball_version "$t")
 	if [ -z "$v" ]; then
-		echo "error: OPENSSH_TARBALL=$t is not an OpenSSH release tarball (no openssh-X/ directory inside)"
+		_upstream_err="error: OPENSSH_TARBALL=$t is not an OpenSSH release tarball (no openssh-X/ directory inside)"
 		return 1
 	fi
 	if [ -n "$_upstream_env_ver" ] && [ "$_upstream_env_ver" != "$PIN_VERSION" ] &&
 	    [ "$_upstream_env_ver" != "$v" ]; then
-		echo "error: OPENSSH_VERSION=$_upstream_env_ver but $t holds openssh-$v"
+		_upstream_err="error: OPENSSH_VERSION=$_upstream_env_ver but $t holds openssh-$v"
 		return 1
 	fi
 	if [ "$v" = "$PIN_VERSION" ]; then
@@ -73,7 +73,7 @@ upstream_resolve() {
 		return 0
 	fi
 	if [ -z "$_upstream_env_sha" ] || [ "$_upstream_env_sha" = "$PIN_SHA256" ]; then
-		echo "error: $t is OpenSSH $v, not the pinned $PIN_VERSION: give its SHA-256 from the release announcement as OPENSSH_SHA256=... to try the patch set on it (SECURITY.md, 'Moving to the next release')"
+		_upstream_err="error: $t is OpenSSH $v, not the pinned $PIN_VERSION: give its SHA-256 from the release announcement as OPENSSH_SHA256=... to try the patch set on it (SECURITY.md, 'Moving to the next release')"
 		return 1
 	fi
 	OPENSSH_VERSION=$v OPENSSH_SHA256=$_upstream_env_sha
@@ -90,39 +90,31 @@ upstream_check_tarball() {
 }
 
 # Another release by version and hash, fetched (no tarball given): the
-# hash is required, and must not be the pin's.
+# hash is required, and must not be the pin's (_upstream_err as above).
 upstream_resolve_version() {
 	if [ -z "$_upstream_env_sha" ] || [ "$_upstream_env_sha" = "$PIN_SHA256" ]; then
-		echo "error: OPENSSH_VERSION=$_upstream_env_ver is not the pinned $PIN_VERSION: give its SHA-256 (of the release tarball Debian lists, from the release announcement or Debian's .dsc) as OPENSSH_SHA256=... (SECURITY.md, 'Moving to the next release')"
+		_upstream_err="error: OPENSSH_VERSION=$_upstream_env_ver is not the pinned $PIN_VERSION: give its SHA-256 (of the release tarball Debian lists, from the release announcement or Debian's .dsc) as OPENSSH_SHA256=... (SECURITY.md, 'Moving to the next release')"
 		return 1
 	fi
 	OPENSSH_VERSION=$_upstream_env_ver OPENSSH_SHA256=$_upstream_env_sha
 }
 
-if [ -z "${OPENSSH_TARBALL:-}" ] && [ -n "$_upstream_env_ver" ] &&
-    [ "$_upstream_env_ver" != "$PIN_VERSION" ]; then
-	if ! _upstream_msg=$(upstream_resolve_version); then
-		if [ "${1:-}" = print ] && [ "${BASH_SOURCE[0]}" = "$0" ]; then
-			echo "$_upstream_msg"
-			exit 0
-		fi
-		echo "$_upstream_msg" >&2
-		exit 1
-	fi
-	upstream_resolve_version >/dev/null
-fi
-
+# A release other than the pin, named by a tarball or by version: resolved
+# once; its error printed (on stdout for "upstream.sh print", which the
+# Makefile reads) and fatal.
+_upstream_err=
 if [ -n "${OPENSSH_TARBALL:-}" ]; then
-	if ! _upstream_msg=$(upstream_resolve); then
-		if [ "${1:-}" = print ] && [ "${BASH_SOURCE[0]}" = "$0" ]; then
-			echo "$_upstream_msg"
-			exit 0
-		fi
-		echo "$_upstream_msg" >&2
-		exit 1
+	upstream_resolve
+elif [ -n "$_upstream_env_ver" ] && [ "$_upstream_env_ver" != "$PIN_VERSION" ]; then
+	upstream_resolve_version
+fi || {
+	if [ "${1:-}" = print ] && [ "${BASH_SOURCE[0]}" = "$0" ]; then
+		echo "$_upstream_err"
+		exit 0
 	fi
-	upstream_resolve >/dev/null
-fi
+	echo "$_upstream_err" >&2
+	exit 1
+}
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case "${1:-}" in
