@@ -21,6 +21,16 @@
  *    table by its two inputs, compared whole, and given again for the
  *    same inputs, as the function would have computed it.  With the
  *    fixed random stream most inputs use the same few secrets.
+ *  - The ML-KEM half of mlkem768x25519-sha256 (kexmlkem768x25519.c, the
+ *    default key exchange: its key pair, encapsulation and decapsulation
+ *    were half of early_client's time and a fifth of early_server's) is
+ *    kept the same way (-Wl,--wrap=kex_kem_mlkem768x25519_keypair, _enc,
+ *    _dec): a result by everything it is computed from, the random
+ *    streams it draws from included (their state before the call; a
+ *    result given again leaves them as the call did), compared whole.
+ *    Every call the code makes is still a call with its checks: a blob of
+ *    a wrong size or an invalid key is refused by the real function, as
+ *    what it refused is kept with its error.
  */
 #ifndef HPN_FUZZ_PEER_H
 #define HPN_FUZZ_PEER_H
@@ -40,6 +50,17 @@ int	__real_crypto_scalarmult_curve25519(u_char *, const u_char *,
 	    const u_char *);
 int	__wrap_crypto_scalarmult_curve25519(u_char *, const u_char *,
 	    const u_char *);
+
+int	__real_kex_kem_mlkem768x25519_keypair(struct kex *);
+int	__wrap_kex_kem_mlkem768x25519_keypair(struct kex *);
+int	__real_kex_kem_mlkem768x25519_enc(struct kex *, const struct sshbuf *,
+	    struct sshbuf **, struct sshbuf **);
+int	__wrap_kex_kem_mlkem768x25519_enc(struct kex *, const struct sshbuf *,
+	    struct sshbuf **, struct sshbuf **);
+int	__real_kex_kem_mlkem768x25519_dec(struct kex *, const struct sshbuf *,
+	    struct sshbuf **);
+int	__wrap_kex_kem_mlkem768x25519_dec(struct kex *, const struct sshbuf *,
+	    struct sshbuf **);
 
 EVP_PKEY *__real_EVP_PKEY_new(void);
 EVP_PKEY *__wrap_EVP_PKEY_new(void);
@@ -174,6 +195,207 @@ __wrap_crypto_scalarmult_curve25519(u_char *out, const u_char *scalar,
 	memcpy(e->out, out, 32);
 	e->used = 1;
 	return e->ret;
+}
+
+/* --- ML-KEM, kept by its inputs ---------------------------------------- */
+
+/*
+ * One kept call: what it was computed from (the random streams' state
+ * included, for the two that draw), compared whole, and what it gave
+ * (the return value, the blobs, the key fields of struct kex it wrote,
+ * the streams' state after it).  Static storage only: the table outlives
+ * the step, whose allocations fz_step_release() may free.  A blob longer
+ * than the largest valid one is not kept (the real function refuses it
+ * every time).
+ */
+#define FZP_KEM_SLOTS	64
+#define FZP_KEM_BLOB	(crypto_kem_mlkem768_PUBLICKEYBYTES + 64)
+#define FZP_KEM_IN	(4 + 8 + 8 + 4 + FZP_KEM_BLOB + \
+	crypto_kem_mlkem768_SECRETKEYBYTES + CURVE25519_SIZE)
+
+struct fzp_kem_blob {
+	int	set;
+	size_t	len;
+	u_char	b[FZP_KEM_BLOB];
+};
+
+struct fzp_kem {
+	int	used;
+	size_t	inlen;
+	u_char	in[FZP_KEM_IN];
+	int	ret;
+	struct fzp_kem_blob out1, out2;
+	u_char	mlkem_sk[crypto_kem_mlkem768_SECRETKEYBYTES];
+	u_char	c25519_sk[CURVE25519_SIZE];
+	uint64_t rng32, rng64;	/* the streams after the call */
+};
+
+static struct fzp_kem fzp_kem_keypair[FZP_KEM_SLOTS];
+static struct fzp_kem fzp_kem_enc[FZP_KEM_SLOTS];
+static struct fzp_kem fzp_kem_dec[FZP_KEM_SLOTS];
+static u_char fzp_kem_in[FZP_KEM_IN];
+
+static void
+fzp_kem_add(size_t *np, const void *p, size_t len)
+{
+	if (*np + len > sizeof(fzp_kem_in))
+		fz_bad("kem inputs: %zu bytes", *np + len);
+	memcpy(fzp_kem_in + *np, p, len);
+	*np += len;
+}
+
+/*
+ * The inputs of a call into fzp_kem_in; the slot that holds or will hold
+ * them, *hitp set when it holds them.  NULL: not to be kept.
+ */
+static struct fzp_kem *
+fzp_kem_slot(struct fzp_kem *table, const struct kex *kex, int draws,
+    const struct sshbuf *blob, int secret, size_t *inlenp, int *hitp)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
+	uint32_t v32;
+	struct fzp_kem *e;
+	size_t i, n = 0;
+
+	*hitp = 0;
+	if (blob != NULL && sshbuf_len(blob) > FZP_KEM_BLOB)
+		return NULL;
+	v32 = (uint32_t)kex->hash_alg;
+	fzp_kem_add(&n, &v32, sizeof(v32));
+	fzp_kem_add(&n, draws ? &fzp_rng_state[32] : &h, sizeof(uint64_t));
+	fzp_kem_add(&n, draws ? &fzp_rng_state[64] : &h, sizeof(uint64_t));
+	v32 = blob == NULL ? 0 : (uint32_t)sshbuf_len(blob);
+	fzp_kem_add(&n, &v32, sizeof(v32));
+	if (blob != NULL)
+		fzp_kem_add(&n, sshbuf_ptr(blob), sshbuf_len(blob));
+	if (secret) {
+		fzp_kem_add(&n, kex->mlkem768_client_key,
+		    sizeof(kex->mlkem768_client_key));
+		fzp_kem_add(&n, kex->c25519_client_key,
+		    sizeof(kex->c25519_client_key));
+	}
+	for (i = 0; i < n; i++)
+		h = (h ^ fzp_kem_in[i]) * 0x100000001b3ULL;
+	e = &table[(h >> 32) % FZP_KEM_SLOTS];
+	*hitp = e->used && e->inlen == n && memcmp(e->in, fzp_kem_in, n) == 0;
+	*inlenp = n;
+	return e;
+}
+
+static void
+fzp_kem_blob_keep(struct fzp_kem_blob *k, const struct sshbuf *b)
+{
+	k->set = b != NULL;
+	k->len = 0;
+	if (b == NULL)
+		return;
+	if (sshbuf_len(b) > sizeof(k->b))
+		fz_bad("kem result of %zu bytes", sshbuf_len(b));
+	k->len = sshbuf_len(b);
+	memcpy(k->b, sshbuf_ptr(b), k->len);
+}
+
+/* A kept blob as a new buffer for the caller (NULL: none was given). */
+static struct sshbuf *
+fzp_kem_blob_give(const struct fzp_kem_blob *k)
+{
+	struct sshbuf *b;
+	int r;
+
+	if (!k->set)
+		return NULL;
+	if ((b = sshbuf_new()) == NULL)
+		fz_bad("sshbuf_new");
+	if ((r = sshbuf_put(b, k->b, k->len)) != 0)
+		fz_bad("sshbuf_put: %s", ssh_err(r));
+	return b;
+}
+
+/* Keep a call's results in slot e (NULL: not kept), its inputs in fzp_kem_in. */
+static void
+fzp_kem_keep(struct fzp_kem *e, size_t inlen, int ret,
+    const struct sshbuf *out1, const struct sshbuf *out2,
+    const struct kex *kex)
+{
+	if (e == NULL)
+		return;
+	e->inlen = inlen;
+	memcpy(e->in, fzp_kem_in, inlen);
+	e->ret = ret;
+	fzp_kem_blob_keep(&e->out1, out1);
+	fzp_kem_blob_keep(&e->out2, out2);
+	memcpy(e->mlkem_sk, kex->mlkem768_client_key, sizeof(e->mlkem_sk));
+	memcpy(e->c25519_sk, kex->c25519_client_key, sizeof(e->c25519_sk));
+	e->rng32 = fzp_rng_state[32];
+	e->rng64 = fzp_rng_state[64];
+	e->used = 1;
+}
+
+int
+__wrap_kex_kem_mlkem768x25519_keypair(struct kex *kex)
+{
+	struct fzp_kem *e;
+	size_t inlen = 0;
+	int hit, r;
+
+	e = fzp_kem_slot(fzp_kem_keypair, kex, 1, NULL, 0, &inlen, &hit);
+	if (hit) {
+		if (e->ret == 0) {
+			kex->client_pub = fzp_kem_blob_give(&e->out1);
+			memcpy(kex->mlkem768_client_key, e->mlkem_sk,
+			    sizeof(e->mlkem_sk));
+			memcpy(kex->c25519_client_key, e->c25519_sk,
+			    sizeof(e->c25519_sk));
+		}
+		fzp_rng_state[32] = e->rng32;
+		fzp_rng_state[64] = e->rng64;
+		return e->ret;
+	}
+	r = __real_kex_kem_mlkem768x25519_keypair(kex);
+	fzp_kem_keep(e, inlen, r, r == 0 ? kex->client_pub : NULL, NULL, kex);
+	return r;
+}
+
+int
+__wrap_kex_kem_mlkem768x25519_enc(struct kex *kex,
+    const struct sshbuf *client_blob, struct sshbuf **server_blobp,
+    struct sshbuf **shared_secretp)
+{
+	struct fzp_kem *e;
+	size_t inlen = 0;
+	int hit, r;
+
+	e = fzp_kem_slot(fzp_kem_enc, kex, 1, client_blob, 0, &inlen, &hit);
+	if (hit) {
+		*server_blobp = fzp_kem_blob_give(&e->out1);
+		*shared_secretp = fzp_kem_blob_give(&e->out2);
+		fzp_rng_state[32] = e->rng32;
+		fzp_rng_state[64] = e->rng64;
+		return e->ret;
+	}
+	r = __real_kex_kem_mlkem768x25519_enc(kex, client_blob, server_blobp,
+	    shared_secretp);
+	fzp_kem_keep(e, inlen, r, *server_blobp, *shared_secretp, kex);
+	return r;
+}
+
+int
+__wrap_kex_kem_mlkem768x25519_dec(struct kex *kex,
+    const struct sshbuf *server_blob, struct sshbuf **shared_secretp)
+{
+	struct fzp_kem *e;
+	size_t inlen = 0;
+	int hit, r;
+
+	e = fzp_kem_slot(fzp_kem_dec, kex, 0, server_blob, 1, &inlen, &hit);
+	if (hit) {
+		*shared_secretp = fzp_kem_blob_give(&e->out1);
+		return e->ret;
+	}
+	r = __real_kex_kem_mlkem768x25519_dec(kex, server_blob,
+	    shared_secretp);
+	fzp_kem_keep(e, inlen, r, *shared_secretp, NULL, kex);
+	return r;
 }
 
 /* --- keys a failed step made -------------------------------------------- */
