@@ -6,6 +6,8 @@ It serves a tree that exists only in SPEC (JSON), never a file of this
 machine, and writes nothing but LOG:
 
   {"cwd": "/",                      what REALPATH "." answers
+   "cwd_name": "",                  (optional) the name REALPATH "." and
+                                    REALPATH "" answer instead, as given
    "nodes": {
      "/":        {"dir": [LISTING, LISTING...]},
      "/a/f":     {"file": "its bytes"},
@@ -66,6 +68,7 @@ def attrs(kind, size):
 class Fake:
     def __init__(self, spec, log):
         self.cwd = spec.get("cwd", "/")
+        self.cwd_name = spec.get("cwd_name")
         self.nodes = spec["nodes"]
         self.log = log
         self.opendirs = {}      # path -> OPENDIRs so far
@@ -123,6 +126,8 @@ class Fake:
             self.note(name)
         if t == 16:                                     # REALPATH
             p = self.real(path).encode()
+            if path in ("", ".") and self.cwd_name is not None:
+                p = self.cwd_name.encode()
             return bytes([104]) + u32(rid) + u32(1) + sstr(p) + sstr(p) + \
                 u32(0)
         if t in (17, 7):                                # STAT, LSTAT
