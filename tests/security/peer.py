@@ -19,6 +19,18 @@
       The same, but what follows its KEXINIT is a second KEXINIT (upstream
       ends the connection on it since 10.4p1).
 
+  peer.py x11-unasked PORT KEY XPORT
+      Serves one connection with host key KEY and, once the client's
+      session runs its command, opens an "x11" channel to it, which the
+      client never asked for unless it sent an x11-req (paramiko's
+      check_channel_x11_request: "X11REQ" printed).  When the client
+      accepts it, sends the 12 bytes of an X11 connection set-up with
+      empty authentication (little-endian, no protocol name).  Then sends
+      "done" and exit status 7 in the session.  A listener on
+      127.0.0.1:XPORT stands for the client's X display and records
+      whether the client connected to it.  Prints "RESULT x11=opened|
+      refused display=connected|none".
+
 Every wait is bounded (TIMEOUT); the caller kills it by PID if need be.
 """
 
@@ -53,6 +65,10 @@ class Server(paramiko.ServerInterface):
         return True
 
     def check_channel_env_request(self, *a):
+        return True
+
+    def check_channel_x11_request(self, *a):
+        print("X11REQ", flush=True)
         return True
 
 
@@ -139,6 +155,52 @@ def rekey_inject(port, key, extra="data"):
     t.close()
 
 
+def x11_unasked(port, key, xport):
+    display = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    display.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    display.bind(("127.0.0.1", xport))
+    display.listen(1)
+    display.settimeout(0.1)
+    conn = listen(port)
+    t = paramiko.Transport(conn)
+    t.add_server_key(paramiko.Ed25519Key(filename=key))
+    srv = Server()
+    t.start_server(server=srv)
+    chan = t.accept(TIMEOUT)
+    if chan is None or not srv.exec_event.wait(TIMEOUT):
+        print("RESULT x11=none error=no-session", flush=True)
+        return
+    state = "refused"
+    try:
+        x = t.open_x11_channel(("127.0.0.1", 6000))
+        state = "opened"
+        # byte order 'l', protocol 11.0, no auth name, no auth data
+        x.sendall(b"l\0\x0b\0\0\0\0\0\0\0\0\0")
+    except (paramiko.SSHException, EOFError, OSError):
+        pass
+    seen = "none"
+    deadline = time.time() + 3
+    while time.time() < deadline and t.is_active():
+        try:
+            c, _ = display.accept()
+            seen = "connected"
+            c.close()
+            break
+        except socket.timeout:
+            pass
+    display.close()
+    print("RESULT x11=%s display=%s" % (state, seen), flush=True)
+    if t.is_active():
+        try:
+            chan.sendall(b"done\n")
+            chan.send_exit_status(7)
+            chan.close()
+            time.sleep(0.5)
+        except (paramiko.SSHException, EOFError, OSError):
+            pass
+    t.close()
+
+
 def main():
     signal.alarm(TIMEOUT + 30)
     if len(sys.argv) == 5 and sys.argv[1] == "rekey-newkey":
@@ -147,6 +209,8 @@ def main():
         rekey_inject(int(sys.argv[2]), sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "rekey-double":
         rekey_inject(int(sys.argv[2]), sys.argv[3], "kexinit")
+    elif len(sys.argv) == 5 and sys.argv[1] == "x11-unasked":
+        x11_unasked(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
     else:
         sys.exit(__doc__)
 
