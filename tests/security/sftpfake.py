@@ -8,6 +8,8 @@ machine, and writes nothing but LOG:
   {"cwd": "/",                      what REALPATH "." answers
    "cwd_name": "",                  (optional) the name REALPATH "." and
                                     REALPATH "" answer instead, as given
+   "empty_reads": true,             (optional) every READ of a file is
+                                    answered with DATA of no bytes
    "nodes": {
      "/":        {"dir": [LISTING, LISTING...]},
      "/a/f":     {"file": "its bytes"},
@@ -69,6 +71,7 @@ class Fake:
     def __init__(self, spec, log):
         self.cwd = spec.get("cwd", "/")
         self.cwd_name = spec.get("cwd_name")
+        self.empty_reads = spec.get("empty_reads", False)
         self.nodes = spec["nodes"]
         self.log = log
         self.opendirs = {}      # path -> OPENDIRs so far
@@ -186,6 +189,8 @@ class Fake:
                 (offset,) = struct.unpack(">Q", b[off:off + 8])
                 (ln,) = struct.unpack(">I", b[off + 8:off + 12])
                 data = what[1][offset:offset + ln]
+                if self.empty_reads:
+                    return bytes([103]) + u32(rid) + sstr(b"")
                 if not data:
                     return status(FX_EOF)
                 return bytes([103]) + u32(rid) + sstr(data)
