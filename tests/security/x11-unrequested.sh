@@ -13,7 +13,7 @@ fixed_in=10.4p1
 
 PY=/usr/bin/python3
 $PY -c 'import paramiko' 2>/dev/null || fatal "python3-paramiko is needed (make deps)"
-P=`expr $PORT + 61`
+P=`expr $PORT + 62`		# rekey-strict.sh has +61
 XN=`expr $PORT % 1000 + 100`		# display :XN, port 6000+XN
 XP=`expr 6000 + $XN`
 K=$OBJ/sec-x11
