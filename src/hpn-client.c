@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicio.h"
 #include "log.h"
 #include "misc.h"
 #include "sshbuf.h"
@@ -259,6 +260,39 @@ hpn_connect_race(const char *host, struct addrinfo *aitop,
 }
 
 /*
+ * scp -Z asks (HPN_SCP_PEER_ENV: a file it made) what the server is, as
+ * the session starts (authenticated, so our EXT_INFO has come or not):
+ * toward HPN-SSH without hash-range@ it resumes in legacy mode with
+ * HPN-SSH's exchange (hpn-scp-resume.c).  One line: HPN_SCP_PEER_*.
+ */
+static void
+scp_peer_report(struct ssh *ssh)
+{
+	const char *path, *what;
+	size_t len;
+	int fd;
+
+	if ((path = getenv(HPN_SCP_PEER_ENV)) == NULL || *path == '\0')
+		return;
+	if (hpn_peer_is_ours(ssh))
+		what = HPN_SCP_PEER_OURS "\n";
+	else if (hpn_peer_is_hpnssh(ssh))
+		what = HPN_SCP_PEER_HPNSSH "\n";
+	else
+		what = HPN_SCP_PEER_OTHER "\n";
+	/* the file scp made: never created, never through a link */
+	if ((fd = open(path, O_WRONLY|O_TRUNC|O_NOFOLLOW|O_CLOEXEC)) == -1) {
+		debug_f("open %s: %s", path, strerror(errno));
+		return;
+	}
+	len = strlen(what);
+	if (atomicio(vwrite, fd, (void *)what, len) != len)
+		debug_f("write %s: %s", path, strerror(errno));
+	close(fd);
+	debug_f("server for scp -Z: %.*s", (int)len - 1, what);
+}
+
+/*
  * Legacy scp from hpnscp to an HPN peer: run hpnscp remotely.  Called as
  * the session starts, after authentication, so the evidence that the
  * server is ours is there (hpn_peer_has_hpn_names()).
@@ -271,6 +305,7 @@ hpn_scp_remote_command(struct ssh *ssh, struct sshbuf *command)
 	const char *v;
 	int r;
 
+	scp_peer_report(ssh);
 	if ((v = getenv(HPN_SCP_ENV)) == NULL || strcmp(v, "1") != 0)
 		return;
 	if (command == NULL || sshbuf_len(command) < sizeof(scp) - 1 ||

@@ -26,6 +26,11 @@
 
 /* Environment variable hpnscp sets for the ssh it runs (legacy mode). */
 #define HPN_SCP_ENV		"HPNSCP_LEGACY_REMOTE"
+/* scp -Z names a file in which its ssh says what the server is (a line). */
+#define HPN_SCP_PEER_ENV	"HPNSCP_PEER_FILE"
+#define HPN_SCP_PEER_HPNSSH	"hpn-ssh"	/* an HPN peer, not ours */
+#define HPN_SCP_PEER_OURS	"hpn"		/* our EXT_INFO */
+#define HPN_SCP_PEER_OTHER	"other"
 
 /* Dynamic receive windows (hpn-window.c). */
 #define HPN_WINDOW_GROW_MIN	(2 * 1024 * 1024)	/* channels that grow */
@@ -392,6 +397,37 @@ struct sockaddr_storage;
 int	hpn_connect_race(const char *, struct addrinfo *,
 	    struct sockaddr_storage *, int, int (*)(struct addrinfo *));
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
+
+/* hpn-scp-zproto.c: HPN-SSH's legacy scp -Z lines (peer bytes) */
+#define HPN_ZSCP_HASHLEN	128	/* BLAKE2b-512 in hex */
+#define HPN_ZSCP_REPLYLEN	191	/* the target's answer, space padded */
+struct hpn_zreply {
+	char kind;			/* 'S', 'R' or 'C' */
+	u_int mode;
+	unsigned long long size;	/* bytes the target holds */
+	int has_hash;
+	char hash[HPN_ZSCP_HASHLEN + 1];	/* lower case */
+};
+int	hpn_zscp_parse_hash(char **, char *);
+int	hpn_zscp_parse_reply(const char *, size_t, struct hpn_zreply *,
+	    const char **);
+void	hpn_zscp_compose_reply(char *, char, u_int, unsigned long long,
+	    const char *);
+
+/* hpn-scp-resume.c (scp only): the exchange, and the switch to it */
+struct sftp_conn;
+struct stat;
+extern int hpn_zlegacy;
+int	hpn_zscp_hash(int, off_t, char *);
+int	hpn_zscp_cline(int, char *, size_t, const struct stat *, const char *);
+int	hpn_zscp_source(int, off_t, const char *, int, int, int (*)(void),
+	    int, off_t *);
+void	hpn_zscp_refuse(int);
+int	hpn_zscp_sink(int, const char *, off_t, const char *, int, int, int,
+	    off_t *);
+void	hpn_zscp_start(char *, size_t);
+int	hpn_zscp_switch(struct sftp_conn **, int *, int *, pid_t *, char *,
+	    size_t);
 #ifdef READCONF_H
 const char *hpn_none_refusal(const Options *, int);
 #endif

@@ -313,9 +313,9 @@ grep -q 'Bad resumehash.*unknown algorithm "md5"' $W/out ||
 cp $OBJ/sshd_proxy.resume $OBJ/sshd_proxy
 
 # --- what -Z does not do
-verbose "$tid: -Z outside the SFTP protocol"
-${SCP} -O -Z $W/big somehost:$W/u/x > $W/out 2>&1 &&
-	fail "scp -O -Z: accepted"
-grep -q "SFTP protocol only" $W/out || fail "scp -O -Z: `cat $W/out`"
+verbose "$tid: -ZZ outside the SFTP protocol"
+${SCP} -O -ZZ $W/big somehost:$W/u/x > $W/out 2>&1 &&
+	fail "scp -O -ZZ: accepted"
+grep -q "SFTP protocol only" $W/out || fail "scp -O -ZZ: `cat $W/out`"
 
 rm -rf $W
