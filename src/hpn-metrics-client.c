@@ -4,10 +4,11 @@
  * With Metrics yes, hpnssh samples its connection (hpn-metrics.c) when the
  * session starts, every MetricsInterval, and when it ends, into
  * MetricsPath.local; it asks the server for the same sample of its end
- * each time (HPN_METRICS_REQUEST) and writes the answers to
+ * each time (HPN_METRICS_REQUEST; an HPN-SSH server, its own request,
+ * HPN_METRICS_REQUEST_HPNSSH) and writes the answers to
  * MetricsPath.remote, stamped with the server's clock when that falls
- * between request and answer on ours (else the nearer bound), so that both
- * files share one time axis.  A server
+ * between request and answer on ours (else the nearer bound; HPN-SSH's
+ * answer has no clock: halfway), so that both files share one time axis.  A server
  * that does not answer (stock OpenSSH, PermitMetrics no) leaves local
  * metrics only, said in one line.  Both files are opened before
  * connecting: a path that cannot be written stops hpnssh before any data
@@ -60,6 +61,7 @@ static struct {
 	int	ask;		/* ask the server */
 	int	periodic;	/* ... at every interval, not only start, end */
 	int	answers;	/* 1: the server answers; 0: not known; -1: no */
+	int	hpnssh;		/* the server is HPN-SSH: its request, its format */
 	u_int	outstanding;
 	double	next;		/* monotonic time of the next sample */
 	int	final;		/* 1: last answer asked for; 2: finished */
@@ -163,6 +165,13 @@ finish(struct ssh *ssh)
 	hpn_mend_free(&m.rem);
 }
 
+/* Ours, or HPN-SSH's toward an HPN-SSH server (its answer its format). */
+static const char *
+request_name(void)
+{
+	return m.hpnssh ? HPN_METRICS_REQUEST_HPNSSH : HPN_METRICS_REQUEST;
+}
+
 static void
 remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 {
@@ -176,7 +185,8 @@ remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 		m.outstanding--;
 	if (type == SSH2_MSG_REQUEST_SUCCESS && m.answers >= 0) {
 		d = sshpkt_ptr(ssh, &len);
-		if ((r = hpn_metrics_reply(d, len, p->sent, now_unix(),
+		if ((r = (m.hpnssh ? hpn_metrics_binn_reply :
+		    hpn_metrics_reply)(d, len, p->sent, now_unix(),
 		    &s)) != 0) {
 			error_fr(r, "Metrics: a malformed answer from the "
 			    "server; ignored");
@@ -190,7 +200,7 @@ remote_reply(struct ssh *ssh, int type, u_int32_t seq, void *ctx)
 		if (m.files) {
 			logit("Metrics: the server gives no metrics (it does "
 			    "not answer %s): local metrics only, in %s",
-			    HPN_METRICS_REQUEST, m.path_local);
+			    request_name(), m.path_local);
 			if (m.remote != NULL)
 				fclose(m.remote);
 			m.remote = NULL;
@@ -218,7 +228,7 @@ ask_remote(struct ssh *ssh, int final)
 	p->sent = now_unix();
 	p->final = final;
 	if ((r = sshpkt_start(ssh, SSH2_MSG_GLOBAL_REQUEST)) != 0 ||
-	    (r = sshpkt_put_cstring(ssh, HPN_METRICS_REQUEST)) != 0 ||
+	    (r = sshpkt_put_cstring(ssh, request_name())) != 0 ||
 	    (r = sshpkt_put_u8(ssh, 1)) != 0 ||	/* want reply */
 	    (r = sshpkt_send(ssh)) != 0)
 		fatal_fr(r, "send metrics request");
@@ -240,6 +250,8 @@ hpn_metrics_start(struct ssh *ssh)
 	 * came during authentication (hpn-compat.c).
 	 */
 	m.ask = m.files || hpn_peer_is_ours(ssh);
+	/* HPN-SSH (an HPN peer without our EXT_INFO) answers its own */
+	m.hpnssh = hpn_peer_is_hpnssh(ssh);
 	m.periodic = m.files;
 	sample_local(ssh);
 	ask_remote(ssh, 0);

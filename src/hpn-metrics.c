@@ -10,6 +10,9 @@
  *    loop only), unless PermitMetrics is no, and at most
  *    HPN_M_ANSWER_RATE times a second: a sample as a list of (name, u64)
  *    pairs, so that either end may know fields the other does not.
+ *  - HPN-SSH's own request, HPN_METRICS_REQUEST_HPNSSH, is answered in its
+ *    format (a binn object), and hpnssh asks an HPN-SSH server with it and
+ *    reads that format (hpn_metrics_binn_put(), _reply()).
  *  - The client writes samples as CSV rows (hpn-metrics-client.c) and sums
  *    them up in one line: what limited the sending end, from the kernel's
  *    busy, receive-window-limited and send-buffer-limited times.
@@ -23,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -435,14 +439,14 @@ hpn_metrics_server_config(int permit)
 	srv.permit = permit;
 }
 
-/* serverloop.c: a client's HPN_METRICS_REQUEST; 1 with *respp: answer. */
-int
-hpn_metrics_answer(struct ssh *ssh, struct sshbuf **respp)
-{
-	struct hpn_msample s;
-	struct sshbuf *b;
-	int r;
+#if defined(__linux__) && defined(TCP_INFO)
+static u_int32_t kernel_version(void);
+#endif
 
+/* May a metrics request be answered now (PermitMetrics, the rate)? */
+static int
+answer_allowed(struct ssh *ssh)
+{
 	if (!srv.permit) {
 		debug_f("refused: PermitMetrics no");
 		return 0;
@@ -455,6 +459,19 @@ hpn_metrics_answer(struct ssh *ssh, struct sshbuf **respp)
 			    HPN_M_ANSWER_RATE);
 		return 0;
 	}
+	return 1;
+}
+
+/* serverloop.c: a client's HPN_METRICS_REQUEST; 1 with *respp: answer. */
+int
+hpn_metrics_answer(struct ssh *ssh, struct sshbuf **respp)
+{
+	struct hpn_msample s;
+	struct sshbuf *b;
+	int r;
+
+	if (!answer_allowed(ssh))
+		return 0;
 	hpn_metrics_take(ssh, &s);
 	if ((b = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
@@ -464,6 +481,335 @@ hpn_metrics_answer(struct ssh *ssh, struct sshbuf **respp)
 		debug_f("answering metrics requests");
 	*respp = b;
 	return 1;
+}
+
+/*
+ * serverloop.c: HPN-SSH's client's HPN_METRICS_REQUEST_HPNSSH; 1 with
+ * *respp: the answer in its format (hpn_metrics_binn_put()), under the
+ * same PermitMetrics and rate as ours.  Without TCP_INFO refused, as
+ * HPN-SSH's server does.
+ */
+int
+hpn_metrics_answer_hpnssh(struct ssh *ssh, struct sshbuf **respp)
+{
+#if defined(__linux__) && defined(TCP_INFO)
+	struct hpn_tcpi ti;
+	socklen_t len = sizeof(ti);
+	struct sshbuf *b;
+	struct stat st;
+	int r, fd = ssh_packet_get_connection_in(ssh);
+
+	if (!answer_allowed(ssh))
+		return 0;
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) {
+		debug_f("no TCP_INFO: refused");
+		return 0;
+	}
+	if ((b = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if ((r = hpn_metrics_binn_put(b, &ti, len, kernel_version())) != 0)
+		fatal_fr(r, "compose");
+	if (srv.answered++ == 0)
+		debug_f("answering HPN-SSH's metrics requests");
+	*respp = b;
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * HPN-SSH's own metrics request, HPN_METRICS_REQUEST_HPNSSH ("stack-
+ * metrics@hpnssh.org", no body), and its answer: REQUEST_SUCCESS with a
+ * string holding an object of the "binn" serialisation format, which
+ * HPN-SSH links as a library.  Written here from the format's published
+ * description and the bytes HPN-SSH 18.8 sends (not its code):
+ *
+ *   object   byte 0xe2, size, count, then count items; size (all of the
+ *            object, its header included) and count are one byte when
+ *            below 128, else four bytes big-endian with the top bit set
+ *   item     byte key length (1-255), the key, a type byte, the value
+ *            big-endian: 0x20/0x21 u8/s8, 0x40/0x41 u16/s16, 0x60/0x61
+ *            u32/s32, 0x80/0x81 u64/s64 (the writer stores an integer in
+ *            the smallest type that holds it)
+ *
+ * HPN-SSH's keys are "kernel_version" (LINUX_VERSION_CODE) and TCP_INFO's
+ * fields by their kernel names ("tcpi_rtt"...); its client reads each by
+ * name and takes a missing one as 0.  hpnsshd answers with the fields its
+ * kernel fills; hpnssh takes those it has columns for.
+ */
+#define BINN_OBJECT	0xe2
+
+static const struct binn_field {
+	const char	*name;
+	size_t		off;		/* in struct hpn_tcpi */
+	u_int		size;		/* 1, 4, 8; 0: the wscale byte */
+	int		col;		/* ours, or -1 */
+} binn_fields[] = {
+#define BF(f, col) { "tcpi_" #f, offsetof(struct hpn_tcpi, f), \
+	sizeof(((struct hpn_tcpi *)0)->f), col }
+	BF(state, -1), BF(ca_state, -1), BF(retransmits, -1),
+	BF(probes, -1), BF(backoff, -1), BF(options, -1),
+	{ "tcpi_snd_wscale", offsetof(struct hpn_tcpi, wscale), 0, -1 },
+	{ "tcpi_rcv_wscale", offsetof(struct hpn_tcpi, wscale), 0, -1 },
+	BF(rto, -1), BF(ato, -1), BF(snd_mss, HPN_M_SND_MSS),
+	BF(rcv_mss, -1), BF(unacked, HPN_M_UNACKED),
+	BF(sacked, HPN_M_SACKED), BF(lost, HPN_M_LOST),
+	BF(retrans, HPN_M_RETRANS), BF(fackets, -1),
+	BF(last_data_sent, -1), BF(last_ack_sent, -1),
+	BF(last_data_recv, -1), BF(last_ack_recv, -1), BF(pmtu, -1),
+	BF(rcv_ssthresh, HPN_M_RCV_SSTHRESH), BF(rtt, HPN_M_RTT),
+	BF(rttvar, HPN_M_RTTVAR), BF(snd_ssthresh, HPN_M_SND_SSTHRESH),
+	BF(snd_cwnd, HPN_M_SND_CWND), BF(advmss, -1),
+	BF(reordering, HPN_M_REORDERING), BF(rcv_rtt, HPN_M_RCV_RTT),
+	BF(rcv_space, HPN_M_RCV_SPACE),
+	BF(total_retrans, HPN_M_TOTAL_RETRANS),
+	BF(pacing_rate, HPN_M_PACING_RATE), BF(max_pacing_rate, -1),
+	BF(bytes_acked, HPN_M_BYTES_ACKED),
+	BF(bytes_received, HPN_M_BYTES_RECEIVED),
+	BF(segs_out, -1), BF(segs_in, -1),
+	BF(notsent_bytes, HPN_M_NOTSENT_BYTES), BF(min_rtt, HPN_M_MIN_RTT),
+	BF(data_segs_in, -1), BF(data_segs_out, -1),
+	BF(delivery_rate, HPN_M_DELIVERY_RATE),
+	BF(busy_time, HPN_M_BUSY_TIME),
+	BF(rwnd_limited, HPN_M_RWND_LIMITED),
+	BF(sndbuf_limited, HPN_M_SNDBUF_LIMITED),
+	BF(delivered, -1), BF(delivered_ce, -1),
+	BF(bytes_sent, HPN_M_BYTES_SENT),
+	BF(bytes_retrans, HPN_M_BYTES_RETRANS),
+	BF(dsack_dups, -1), BF(reord_seen, -1), BF(rcv_ooopack, -1),
+	BF(snd_wnd, HPN_M_SND_WND),
+#undef BF
+};
+
+#if defined(__linux__) && defined(TCP_INFO)
+/* The running kernel's version as LINUX_VERSION_CODE spells it; 0: none. */
+static u_int32_t
+kernel_version(void)
+{
+	struct utsname u;
+	u_int a = 0, b = 0, c = 0;
+
+	if (uname(&u) != 0 || sscanf(u.release, "%u.%u.%u", &a, &b, &c) < 2)
+		return 0;
+	return (MINIMUM(a, 255) << 16) | (MINIMUM(b, 255) << 8) |
+	    MINIMUM(c, 255);
+}
+#endif
+
+static int
+binn_put_u(struct sshbuf *b, const char *key, u_int64_t v)
+{
+	size_t klen = strlen(key);
+	int r;
+
+	if ((r = sshbuf_put_u8(b, klen)) != 0 ||
+	    (r = sshbuf_put(b, key, klen)) != 0)
+		return r;
+	if (v <= 0xff) {
+		if ((r = sshbuf_put_u8(b, 0x20)) != 0 ||
+		    (r = sshbuf_put_u8(b, v)) != 0)
+			return r;
+	} else if (v <= 0xffff) {
+		if ((r = sshbuf_put_u8(b, 0x40)) != 0 ||
+		    (r = sshbuf_put_u16(b, v)) != 0)
+			return r;
+	} else if (v <= 0xffffffffULL) {
+		if ((r = sshbuf_put_u8(b, 0x60)) != 0 ||
+		    (r = sshbuf_put_u32(b, v)) != 0)
+			return r;
+	} else if ((r = sshbuf_put_u8(b, 0x80)) != 0 ||
+	    (r = sshbuf_put_u64(b, v)) != 0)
+		return r;
+	return 0;
+}
+
+static int
+binn_put_len(struct sshbuf *b, u_int32_t v)
+{
+	return v < 128 ? sshbuf_put_u8(b, v) : sshbuf_put_u32(b, v | 0x80000000);
+}
+
+/*
+ * HPN-SSH's answer to its request: the fields of a TCP_INFO of len bytes
+ * that it knows, as a binn object in a string, appended to out.
+ */
+int
+hpn_metrics_binn_put(struct sshbuf *out, const struct hpn_tcpi *ti,
+    size_t len, u_int32_t kver)
+{
+	struct sshbuf *items, *obj;
+	const struct binn_field *f;
+	const u_char *p = (const u_char *)ti;
+	u_int64_t v;
+	u_int32_t n = 0, size;
+	u_int i;
+	int r;
+
+	if ((items = sshbuf_new()) == NULL || (obj = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if ((r = binn_put_u(items, "kernel_version", kver)) != 0)
+		goto out;
+	n++;
+	for (i = 0; i < sizeof(binn_fields) / sizeof(binn_fields[0]); i++) {
+		f = &binn_fields[i];
+		if (len < f->off + (f->size ? f->size : 1))
+			continue;
+		switch (f->size) {
+		case 0:		/* snd_wscale: the low 4 bits, rcv_: high */
+			v = f->name[5] == 's' ? p[f->off] & 0xf : p[f->off] >> 4;
+			break;
+		case 1:
+			v = p[f->off];
+			break;
+		case 4:
+			v = *(const u_int32_t *)(p + f->off);
+			break;
+		default:
+			v = *(const u_int64_t *)(p + f->off);
+			break;
+		}
+		if ((r = binn_put_u(items, f->name, v)) != 0)
+			goto out;
+		n++;
+	}
+	/* the header: type, size (all of it), count */
+	size = 1 + (n < 128 ? 1 : 4) + sshbuf_len(items);
+	size += size + 1 < 128 ? 1 : 4;
+	if ((r = sshbuf_put_u8(obj, BINN_OBJECT)) != 0 ||
+	    (r = binn_put_len(obj, size)) != 0 ||
+	    (r = binn_put_len(obj, n)) != 0 ||
+	    (r = sshbuf_putb(obj, items)) != 0)
+		goto out;
+	if (sshbuf_len(obj) != size) {
+		r = SSH_ERR_INTERNAL_ERROR;
+		goto out;
+	}
+	r = sshbuf_put_stringb(out, obj);
+ out:
+	sshbuf_free(items);
+	sshbuf_free(obj);
+	return r;
+}
+
+static int
+binn_get_len(struct sshbuf *b, u_int32_t *v)
+{
+	u_char c;
+	int r;
+
+	if ((r = sshbuf_peek_u8(b, 0, &c)) != 0)
+		return r;
+	if ((c & 0x80) != 0) {
+		if ((r = sshbuf_get_u32(b, v)) != 0)
+			return r;
+		*v &= 0x7fffffff;
+		return 0;
+	}
+	if ((r = sshbuf_get_u8(b, &c)) != 0)
+		return r;
+	*v = c;
+	return 0;
+}
+
+/*
+ * hpnssh: an HPN-SSH server's answer to its request (the REQUEST_SUCCESS
+ * payload, len bytes at d), asked at Unix time sent, taken at now: its
+ * TCP columns in s, stamped halfway (the answer carries no time).  Keys
+ * we have no column for are skipped; types other than integers, a size or
+ * count that does not add up, a key twice are refused.  0, or SSH_ERR_*.
+ */
+int
+hpn_metrics_binn_reply(const u_char *d, size_t len, double sent, double now,
+    struct hpn_msample *s)
+{
+	struct sshbuf *b = NULL, *o = NULL;
+	u_char dup[sizeof(binn_fields) / sizeof(binn_fields[0])];
+	u_int32_t size, count, i, j;
+	u_char type, klen, c;
+	char key[256];
+	u_int64_t v;
+	size_t blen;
+	int r, nb, neg;
+
+	memset(s, 0, sizeof(*s));
+	memset(dup, 0, sizeof(dup));
+	if ((b = sshbuf_from(d, len)) == NULL)
+		fatal_f("sshbuf_from failed");
+	if ((r = sshbuf_froms(b, &o)) != 0)
+		goto out;
+	if (sshbuf_len(b) != 0) {
+		r = SSH_ERR_UNEXPECTED_TRAILING_DATA;
+		goto out;
+	}
+	blen = sshbuf_len(o);
+	if ((r = sshbuf_get_u8(o, &type)) != 0 ||
+	    (r = binn_get_len(o, &size)) != 0 ||
+	    (r = binn_get_len(o, &count)) != 0)
+		goto out;
+	if (type != BINN_OBJECT || size != blen || count > 1024) {
+		r = SSH_ERR_INVALID_FORMAT;
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		if ((r = sshbuf_get_u8(o, &klen)) != 0)
+			goto out;
+		if (klen == 0) {
+			r = SSH_ERR_INVALID_FORMAT;
+			goto out;
+		}
+		if ((r = sshbuf_get(o, key, klen)) != 0 ||
+		    (r = sshbuf_get_u8(o, &type)) != 0)
+			goto out;
+		key[klen] = '\0';
+		switch (type & 0xfe) {
+		case 0x20:
+			nb = 1;
+			break;
+		case 0x40:
+			nb = 2;
+			break;
+		case 0x60:
+			nb = 4;
+			break;
+		case 0x80:
+			nb = 8;
+			break;
+		default:
+			r = SSH_ERR_INVALID_FORMAT;	/* not an integer */
+			goto out;
+		}
+		for (v = 0, j = 0; j < (u_int)nb; j++) {
+			if ((r = sshbuf_get_u8(o, &c)) != 0)
+				goto out;
+			v = (v << 8) | c;
+		}
+		/* signed and negative: no count of ours */
+		neg = (type & 1) && (v >> (nb * 8 - 1)) != 0;
+		for (j = 0; j < sizeof(dup); j++) {
+			if (strcmp(binn_fields[j].name, key) != 0)
+				continue;
+			if (dup[j]++) {
+				r = SSH_ERR_INVALID_FORMAT;	/* twice */
+				goto out;
+			}
+			if (binn_fields[j].col >= 0 && !neg)
+				set(s, binn_fields[j].col, v);
+			break;
+		}
+	}
+	if (sshbuf_len(o) != 0) {
+		r = SSH_ERR_UNEXPECTED_TRAILING_DATA;
+		goto out;
+	}
+	s->time = sent <= now ? (sent + now) / 2 : now;
+	r = 0;
+ out:
+	sshbuf_free(o);
+	sshbuf_free(b);
+	return r;
 }
 
 /* The session log: what each session channel runs, and since when. */

@@ -74,6 +74,10 @@ int	hpn_msample_put(struct sshbuf *, const struct hpn_msample *);
 int	hpn_msample_get(struct sshbuf *, struct hpn_msample *);
 int	hpn_metrics_reply(const u_char *, size_t, double, double,
 	    struct hpn_msample *);
+int	hpn_metrics_binn_put(struct sshbuf *, const struct hpn_tcpi *, size_t,
+	    u_int32_t);
+int	hpn_metrics_binn_reply(const u_char *, size_t, double, double,
+	    struct hpn_msample *);
 void	hpn_msample_header(FILE *);
 void	hpn_msample_row(FILE *, const struct hpn_msample *);
 

@@ -337,6 +337,7 @@ const char *hpn_mptcp_describe(int, char *, size_t);
 
 /* hpn-metrics.c: TCP stack metrics (details in hpn-metrics.h) */
 #define HPN_METRICS_REQUEST	"tcp-info@hpn-patch-set.invalid"
+#define HPN_METRICS_REQUEST_HPNSSH "stack-metrics@hpnssh.org"	/* HPN-SSH's */
 #define HPN_METRICS_INTERVAL	5000		/* ms, MetricsInterval */
 #define HPN_METRICS_INTERVAL_MIN 100
 #define HPN_METRICS_INTERVAL_MAX (24 * 3600 * 1000)
@@ -345,6 +346,7 @@ struct timespec;
 int	hpn_parse_interval_ms(const char *, int *);
 void	hpn_metrics_server_config(int);
 int	hpn_metrics_answer(struct ssh *, struct sshbuf **);
+int	hpn_metrics_answer_hpnssh(struct ssh *, struct sshbuf **);
 void	hpn_channel_sent(struct Channel *, size_t);
 const char *hpn_cipher_name(int);
 void	hpn_session_started(int, const char *, const char *);

@@ -28,11 +28,21 @@ Modes:
                             its banner OpenSSH_10.2p1_hpn18.8.0, public-key
                             authentication by AUTHORIZED, no EXT_INFO of
                             ours): "scp|hpnscp [-v] [-r] [-p] [-d] -Z -t|-f
-                            [--] PATH" runs the roles above on the channel,
+                            [--] PATH" runs the roles above on the channel
+                            ("true" does nothing),
                             the sftp subsystem runs SFTPSERVER...; the
                             global request stack-metrics@hpnssh.org is
                             refused.  Serves connections until killed
                             (bounded by --timeout).
+
+  metrics-client PORT KEY USER
+                            HPN-SSH's client's metrics request to an sshd on
+                            127.0.0.1:PORT (its banner, its request
+                            stack-metrics@hpnssh.org): prints "refused" or
+                            each integer of the binn object, "KEY VALUE"
+
+The server answers stack-metrics@hpnssh.org with the bytes HPN-SSH 18.8's
+hpnsshd sent (captured on loopback).
 
 --answer TEXT: the sink answers TEXT (padded) to every file instead (a
 hostile target); what follows goes as the source's match byte says.
@@ -50,6 +60,43 @@ import threading
 import time
 
 HASHLEN = 128
+# HPN-SSH 18.8.0's hpnsshd's answer to stack-metrics@hpnssh.org (a binn
+# object, its TCP_INFO on a loopback connection), captured 2026-11-29
+HPNSSH_METRICS = bytes.fromhex(
+    "e280000422390e6b65726e656c5f76657273696f6e60000601bb0f746370695f"
+    "736e645f777363616c65200e0f746370695f7263765f777363616c65200e0a74"
+    "6370695f737461746520010c746370695f6f7074696f6e73200711746370695f"
+    "736e645f7373746872657368607fffffff08746370695f72747420d213746370"
+    "695f6c6173745f646174615f7265637620080b746370695f72747476617220b9"
+    "0d746370695f736e645f63776e64200f0c746370695f7263765f6d7373400490"
+    "08746370695f72746f6000031ce00c746370695f736e645f6d737340a0000e74"
+    "6370695f7263765f737061636540ffcb0d746370695f63615f73746174652000"
+    "0b746370695f70726f62657320000c746370695f6261636b6f66662000107463"
+    "70695f72657472616e736d697473200011746370695f7263765f737374687265"
+    "736860000127900b746370695f7361636b6564200009746370695f706d747540"
+    "ffff0c746370695f6661636b657473200009746370695f6c6f73742000127463"
+    "70695f6c6173745f61636b5f73656e7420000c746370695f756e61636b656420"
+    "0113746370695f6c6173745f646174615f73656e74200012746370695f6c6173"
+    "745f61636b5f7265637620080f746370695f72656f72646572696e6720140b74"
+    "6370695f6164766d737340ffcb0c746370695f72657472616e73200008746370"
+    "695f61746f409c400c746370695f7263765f727474200012746370695f746f74"
+    "616c5f72657472616e73200014746370695f6d61785f706163696e675f726174"
+    "6580ffffffffffffffff10746370695f706163696e675f72617465800000000a"
+    "61f8cec210746370695f62797465735f61636b65644006b213746370695f6279"
+    "7465735f72656365697665644006690c746370695f736567735f696e200a0d74"
+    "6370695f736567735f6f7574200912746370695f6e6f7473656e745f62797465"
+    "7320000c746370695f6d696e5f727474201511746370695f646174615f736567"
+    "735f696e200712746370695f646174615f736567735f6f757420061e74637069"
+    "5f64656c69766572795f726174655f6170705f6c696d69746564200112746370"
+    "695f64656c69766572795f726174656026c0a28a0e746370695f627573795f74"
+    "696d65400fa013746370695f736e646275665f6c696d69746564200011746370"
+    "695f72776e645f6c696d6974656420000e746370695f64656c69766572656420"
+    "0611746370695f64656c6976657265645f636520000f746370695f6279746573"
+    "5f73656e744007c212746370695f62797465735f72657472616e7320000f7463"
+    "70695f647361636b5f6475707320000f746370695f72656f72645f7365656e20"
+    "000c746370695f736e645f776e64600001400010746370695f7263765f6f6f6f"
+    "7061636b200019746370695f666173746f70656e5f636c69656e745f6661696c"
+    "2000")
 REPLYLEN = 191
 TIMEOUT = 60
 LOG = None
@@ -335,6 +382,8 @@ def server(port, hostkey, authorized, sftpserver):
 
         def check_global_request(self, kind, msg):
             log("global %s" % kind)
+            if kind == "stack-metrics@hpnssh.org":
+                return (HPNSSH_METRICS,)
             return False
 
     def serve(sock):
@@ -393,6 +442,8 @@ def chan_peer(chan):
 
 
 def run_scp(chan, cmd):
+    if cmd == "true":
+        return 0
     words = cmd.split()
     if not words or os.path.basename(words[0]) not in ("scp", "hpnscp"):
         raise ValueError("not scp: %s" % cmd)
@@ -443,6 +494,55 @@ def run_sftp(chan, sftpserver):
     return proc.returncode
 
 
+def binn_object(b):
+    """The integers of a binn object (HPN-SSH's metrics answer), by key."""
+    def length(i):
+        if b[i] & 0x80:
+            return int.from_bytes(b[i:i + 4], "big") & 0x7fffffff, i + 4
+        return b[i], i + 1
+    if b[0] != 0xe2:
+        raise ValueError("not a binn object")
+    size, i = length(1)
+    count, i = length(i)
+    if size != len(b):
+        raise ValueError("size %d, have %d" % (size, len(b)))
+    out = {}
+    for _ in range(count):
+        klen = b[i]
+        key = b[i + 1:i + 1 + klen].decode()
+        i += 1 + klen
+        t = b[i]
+        i += 1
+        n = {0x20: 1, 0x40: 2, 0x60: 4, 0x80: 8}[t & 0xfe]
+        out[key] = int.from_bytes(b[i:i + n], "big", signed=bool(t & 1))
+        i += n
+    if i != len(b):
+        raise ValueError("trailing bytes")
+    return out
+
+
+def metrics_client(port, key, user):
+    """HPN-SSH's client's metrics request to an sshd: print the answer."""
+    import socket
+    import warnings
+    warnings.simplefilter("ignore")
+    import paramiko
+    s = socket.create_connection(("127.0.0.1", port), TIMEOUT)
+    t = paramiko.Transport(s)
+    t.local_version = "SSH-2.0-OpenSSH_10.2p1_hpn18.8.0"
+    t.start_client(timeout=TIMEOUT)
+    t.auth_publickey(user, paramiko.Ed25519Key(filename=key))
+    m = t.global_request("stack-metrics@hpnssh.org", wait=True)
+    if m is None:
+        print("refused")
+    else:
+        obj = binn_object(m.get_string())
+        for k in sorted(obj):
+            print("%s %d" % (k, obj[k]))
+    t.close()
+    return 0
+
+
 def main():
     global LOG, TIMEOUT, ANSWER
     args = sys.argv[1:]
@@ -466,6 +566,8 @@ def main():
         i = args.index("--")
         rc = run_local(mode, args[1:i], args[i + 1:])
         os._exit(rc if rc is not None else 2)
+    elif mode == "metrics-client":
+        os._exit(metrics_client(int(args[1]), args[2], args[3]))
     elif mode == "server":
         server(int(args[1]), args[2], args[3], args[4:])
         os._exit(0)
