@@ -71,7 +71,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(s.time >= 100.0 && s.time <= 102.0, "time");
 		return 0;
 	}
-	len = MINIMUM(size - 1, sizeof(ti));
+	len = size - 1 < sizeof(ti) ? size - 1 : sizeof(ti);
 	memset(&ti, 0, sizeof(ti));
 	memcpy(&ti, data + 1, len);
 	if ((b = sshbuf_new()) == NULL)
