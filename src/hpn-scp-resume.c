@@ -269,7 +269,7 @@ hpn_zscp_start(char *cmd, size_t cmdlen)
 	}
 	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
 		tmp = "/tmp";
-	xasprintf(&peer_path, "%s/hpnscp-peer.XXXXXXXXXX", tmp);
+	xasprintf(&peer_path, "%s/hpnscp-peer.XXXXXX", tmp);
 	if ((fd = mkstemp(peer_path)) == -1) {
 		debug_f("mkstemp %s: %s", peer_path, strerror(errno));
 		free(peer_path);
@@ -282,7 +282,12 @@ hpn_zscp_start(char *cmd, size_t cmdlen)
 		fatal("setenv: %s", strerror(errno));
 }
 
-/* Did the ssh of the last connection find an HPN-SSH server? */
+/*
+ * Did the ssh of the first connection find an HPN-SSH server?  The file
+ * is read once and removed at once (a copy killed later leaves nothing
+ * behind), so later connections of the run (several remote sources) are
+ * not looked at: they resume as without it.
+ */
 static int
 peer_is_hpnssh(void)
 {
@@ -290,7 +295,14 @@ peer_is_hpnssh(void)
 	ssize_t n;
 	int fd;
 
-	if (peer_path == NULL || (fd = open(peer_path, O_RDONLY)) == -1)
+	if (peer_path == NULL)
+		return 0;
+	fd = open(peer_path, O_RDONLY);
+	unlink(peer_path);
+	free(peer_path);
+	peer_path = NULL;
+	(void)unsetenv(HPN_SCP_PEER_ENV);
+	if (fd == -1)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
@@ -311,9 +323,10 @@ int
 hpn_zscp_switch(struct sftp_conn **connp, int *remin, int *remout,
     pid_t *pid, char *cmd, size_t cmdlen)
 {
-	int status;
+	int status, hpnssh;
 
-	if (hpn_sftp_can_hash(sftp_hpn(*connp)) || !peer_is_hpnssh())
+	hpnssh = peer_is_hpnssh();	/* read, and removed, in any case */
+	if (hpn_sftp_can_hash(sftp_hpn(*connp)) || !hpnssh)
 		return 0;
 	logit("the server is HPN-SSH (no verified SFTP resume): "
 	    "resuming with its legacy scp -Z exchange");

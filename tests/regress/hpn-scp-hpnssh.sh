@@ -118,6 +118,7 @@ if ! $PY -c 'import paramiko' 2>/dev/null; then
 else
 	verbose "$tid: hpnscp -Z and -O -Z toward an HPN-SSH-like server"
 	PPORT=`expr $PORT + 3`
+	mkdir -p $W/tmpd
 	cat > $W/ssh.conf <<EOC
 Host hpnssh-peer
 	Hostname 127.0.0.1
@@ -144,7 +145,8 @@ EOC
 		_k=$2
 		shift 2
 		rm -f $W/log
-		timeout 60 ${SCP} -q -S ${REAL_SSH} -F $W/ssh.conf "$@" \
+		TMPDIR=$W/tmpd timeout 60 ${SCP} -q -S ${REAL_SSH} \
+		    -F $W/ssh.conf "$@" \
 		    > $W/out 2>&1 || fail "$_w $_k: scp failed: `cat $W/out $W/srv.out`"
 	}
 	for k in half flipped complete; do
@@ -172,6 +174,8 @@ EOC
 	done
 	kill $SP 2>/dev/null
 	wait $SP 2>/dev/null
+	# the file in which ssh said what the server is: gone
+	[ -z "`ls $W/tmpd`" ] || fail "left in TMPDIR: `ls $W/tmpd`"
 fi
 
 rm -rf $W
