@@ -2,9 +2,9 @@
  * HPN patch set: client-side behaviour of hpnssh that is not about speed.
  *
  *  - Port fallback: hpnssh connects to HPN_DEFAULT_PORT (2222) when no port
- *    was given; when every address refuses (or times out within
- *    ConnectTimeout) it retries once on FallbackPort (22), so hpnssh works
- *    against hosts that only run a stock sshd.
+ *    was given, FallbackPort (22) racing it (hpn-happyeyes.c), so hpnssh
+ *    works against hosts that only run a stock sshd; hpn_connect_fallback()
+ *    is the retry of upstream's sequential loop where that race is off.
  *  - Legacy scp: when hpnscp runs hpnssh against an HPN peer that installs
  *    hpn-prefixed programs, the remote "scp -t/-f" becomes "hpnscp -t/-f",
  *    as an HPN-only host may lack scp.
@@ -19,9 +19,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,185 +77,6 @@ hpn_connect_fallback(const char *host, struct addrinfo *aitop, int err,
 }
 
 extern Options options;
-
-/* A non-blocking connect of sock to addr with its port set to port. */
-static int
-race_start(int sock, const struct addrinfo *ai, int port)
-{
-	struct sockaddr_storage ss;
-
-	memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-	if (ai->ai_family == AF_INET6)
-		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)&ss)->sin_port = htons(port);
-	if (set_nonblock(sock) == -1)
-		return -1;
-	if (connect(sock, (struct sockaddr *)&ss, ai->ai_addrlen) == 0 ||
-	    errno == EINPROGRESS)
-		return 0;
-	return -1;
-}
-
-/* 1: sock connected; 0: not yet; -1: failed (errno set). */
-static int
-race_result(int sock, short revents)
-{
-	int err = 0;
-	socklen_t len = sizeof(err);
-
-	if (revents == 0)
-		return 0;
-	if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
-		return -1;
-	if (err != 0) {
-		errno = err;
-		return -1;
-	}
-	return 1;
-}
-
-/*
- * One address: its default port, joined by FallbackPort at once when the
- * default port refuses or fails, or after FallbackDelay of silence (a
- * firewall dropping packets).  The first to connect wins, the default port
- * when both do.  Returns the socket and sets *portp, or -1 (errno: the
- * default port's error, or ETIMEDOUT at the deadline).
- */
-static int
-race_one(const struct addrinfo *ai, int (*create)(struct addrinfo *),
-    double deadline, int *portp)
-{
-	int s[2] = { -1, -1 }, port[2], err[2] = { 0, 0 }, i, r, ms;
-	double start = monotime_double(), now, wake;
-	struct pollfd pfd[2];
-
-	port[0] = options.port;
-	port[1] = options.hpn_fallback_port;
-	if ((s[0] = create((struct addrinfo *)ai)) < 0)
-		return -1;
-	if (race_start(s[0], ai, port[0]) == -1) {
-		err[0] = errno;
-		close(s[0]);
-		s[0] = -1;
-	}
-	for (;;) {
-		now = monotime_double();
-		if (s[1] == -1 && err[1] == 0 && (s[0] == -1 ||
-		    now - start >= options.hpn_fallback_delay / 1000.0)) {
-			logit("hpnssh: port %d %s; trying port %d too (set "
-			    "Port or Fallback no to change this)", port[0],
-			    s[0] == -1 ? strerror(err[0]) : "is silent",
-			    port[1]);
-			if ((s[1] = create((struct addrinfo *)ai)) < 0 ||
-			    race_start(s[1], ai, port[1]) == -1) {
-				err[1] = s[1] < 0 ? EINVAL : errno;
-				if (s[1] >= 0)
-					close(s[1]);
-				s[1] = -1;
-			}
-		}
-		if (s[0] == -1 && s[1] == -1)
-			break;
-		wake = s[1] == -1 && err[1] == 0 ?
-		    start + options.hpn_fallback_delay / 1000.0 : 0;
-		if (deadline > 0 && (wake == 0 || deadline < wake))
-			wake = deadline;
-		ms = wake == 0 ? -1 : (int)((wake - now) * 1000) + 1;
-		for (i = 0; i < 2; i++) {
-			pfd[i].fd = s[i];
-			pfd[i].events = POLLOUT;
-			pfd[i].revents = 0;
-		}
-		if (poll(pfd, 2, ms < -1 ? 0 : ms) == -1 && errno != EINTR)
-			break;
-		for (i = 0; i < 2; i++) {	/* the default port first */
-			if (s[i] == -1 ||
-			    (r = race_result(s[i], pfd[i].revents)) == 0)
-				continue;
-			if (r == 1) {
-				if (s[1 - i] != -1)
-					close(s[1 - i]);
-				if (unset_nonblock(s[i]) == -1) {
-					close(s[i]);
-					return -1;
-				}
-				*portp = port[i];
-				return s[i];
-			}
-			err[i] = errno;
-			debug("connect to port %d: %s", port[i],
-			    strerror(err[i]));
-			close(s[i]);
-			s[i] = -1;
-		}
-		if (deadline > 0 && monotime_double() >= deadline) {
-			for (i = 0; i < 2; i++)
-				if (s[i] != -1)
-					close(s[i]);
-			err[0] = ETIMEDOUT;
-			break;
-		}
-	}
-	errno = err[0] != 0 ? err[0] : err[1];
-	return -1;
-}
-
-/*
- * sshconnect.c: connect to host when the port was not chosen by the user:
- * the default port raced against FallbackPort, address by address, each
- * within timeout_ms (ConnectTimeout; 0: the kernel's).  Returns the
- * socket, with *hostaddr and options.port set to what connected; -1 when
- * every address failed (said); -2: not the default port, connect as
- * upstream does.
- */
-int
-hpn_connect_race(const char *host, struct addrinfo *aitop,
-    struct sockaddr_storage *hostaddr, int timeout_ms,
-    int (*create)(struct addrinfo *))
-{
-	struct addrinfo *ai;
-	char ntop[NI_MAXHOST];
-	int sock, port = 0, err = 0;
-
-	if (!options.hpn_port_defaulted || !options.hpn_fallback ||
-	    options.port != HPN_DEFAULT_PORT ||
-	    options.hpn_fallback_port <= 0 ||
-	    options.hpn_fallback_port == options.port)
-		return -2;
-	for (ai = aitop; ai != NULL; ai = ai->ai_next) {
-		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-		    (options.address_family != AF_UNSPEC &&
-		    ai->ai_family != options.address_family))
-			continue;
-		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, ntop,
-		    sizeof(ntop), NULL, 0, NI_NUMERICHOST) != 0)
-			strlcpy(ntop, "?", sizeof(ntop));
-		debug("Connecting to %.200s [%.100s] port %d (or %d).", host,
-		    ntop, options.port, options.hpn_fallback_port);
-		sock = race_one(ai, create, timeout_ms > 0 ?
-		    monotime_double() + timeout_ms / 1000.0 : 0, &port);
-		if (sock >= 0) {
-			memcpy(hostaddr, ai->ai_addr, ai->ai_addrlen);
-			if (ai->ai_family == AF_INET6)
-				((struct sockaddr_in6 *)hostaddr)->sin6_port =
-				    htons(port);
-			else
-				((struct sockaddr_in *)hostaddr)->sin_port =
-				    htons(port);
-			if (port != options.port)
-				logit("hpnssh: connected to %s on port %d",
-				    host, port);
-			options.port = port;
-			return sock;
-		}
-		err = errno;
-	}
-	error("ssh: connect to host %s port %d (or %d): %s", host,
-	    options.port, options.hpn_fallback_port,
-	    err == 0 ? "failure" : strerror(err));
-	return -1;
-}
 
 /*
  * scp -Z asks (HPN_SCP_PEER_ENV: a file it made) what the server is, as

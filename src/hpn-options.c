@@ -97,6 +97,27 @@ hpn_parse_interval_ms(const char *arg, int *msp)
 }
 
 /*
+ * HappyDelay: whole milliseconds, as HPN-SSH reads it (an integer); 0
+ * means the default, as in HPN-SSH, whose delay is never below 1 ms.
+ * A sign, a unit, a fraction or more than HPN_HAPPY_DELAY_MAX: -1.
+ */
+int
+hpn_parse_happy_delay(const char *arg, int *msp)
+{
+	const char *errstr = NULL;
+	long long v;
+
+	if (arg == NULL || *arg == '\0' ||
+	    arg[strspn(arg, "0123456789")] != '\0')
+		return -1;
+	v = strtonum(arg, 0, HPN_HAPPY_DELAY_MAX, &errstr);
+	if (errstr != NULL)
+		return -1;
+	*msp = v == 0 ? HPN_HAPPY_DELAY : (int)v;
+	return 0;
+}
+
+/*
  * Verified resume's checksums (hpn-sftp-hash.c) by the client's
  * preference, which is ResumeHash's default: xxh128 where the build has
  * libxxhash (scripts/build.sh finds it), then the cryptographic hashes.

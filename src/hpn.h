@@ -23,6 +23,9 @@
 #endif
 #define HPN_FALLBACK_DELAY	2000	/* ms of silence before it joins in */
 #define HPN_FALLBACK_DELAY_MAX	60000
+/* HappyEyes: RFC 8305's Connection Attempt Delay (section 5), in ms. */
+#define HPN_HAPPY_DELAY		250
+#define HPN_HAPPY_DELAY_MAX	60000
 
 /* Environment variable hpnscp sets for the ssh it runs (legacy mode). */
 #define HPN_SCP_ENV		"HPNSCP_LEGACY_REMOTE"
@@ -344,6 +347,7 @@ const char *hpn_mptcp_describe(int, char *, size_t);
 #define HPN_METRICS_PATH	"./ssh_stack_metrics"	/* .local, .remote */
 struct timespec;
 int	hpn_parse_interval_ms(const char *, int *);
+int	hpn_parse_happy_delay(const char *, int *);
 void	hpn_metrics_server_config(int);
 int	hpn_metrics_answer(struct ssh *, struct sshbuf **);
 int	hpn_metrics_answer_hpnssh(struct ssh *, struct sshbuf **);
@@ -395,9 +399,10 @@ char	*hpn_early_hosts_default(const char *);
 
 /* hpn-client.c: client only (linked into hpnssh, not the library). */
 int	hpn_connect_fallback(const char *, struct addrinfo *, int, int, int);
+/* hpn-happyeyes.c: client only: a direct connection's attempts. */
 struct sockaddr_storage;
 int	hpn_connect_race(const char *, struct addrinfo *,
-	    struct sockaddr_storage *, int, int (*)(struct addrinfo *));
+	    struct sockaddr_storage *, int, int, int (*)(struct addrinfo *));
 void	hpn_scp_remote_command(struct ssh *, struct sshbuf *);
 
 /* hpn-scp-zproto.c: HPN-SSH's legacy scp -Z lines (peer bytes) */
