@@ -2012,6 +2012,32 @@ metrics_tests(void)
 		ASSERT_INT_EQ(ms, 7);	/* untouched on error */
 	}
 	TEST_DONE();
+
+	TEST_START("HappyDelay: integer milliseconds, 0 the default");
+	{
+		static const char *bad[] = {
+			"-1", "60001", "1.5", "250ms", "", " 1", "1 ", "+5",
+			"0x10", "abc", "99999999999999999999", "-0",
+		};
+		int ms;
+
+		ASSERT_INT_EQ(hpn_parse_happy_delay("250", &ms), 0);
+		ASSERT_INT_EQ(ms, 250);
+		ASSERT_INT_EQ(hpn_parse_happy_delay("1", &ms), 0);
+		ASSERT_INT_EQ(ms, 1);
+		ASSERT_INT_EQ(hpn_parse_happy_delay("0", &ms), 0);
+		ASSERT_INT_EQ(ms, HPN_HAPPY_DELAY);	/* as HPN-SSH */
+		ASSERT_INT_EQ(hpn_parse_happy_delay("60000", &ms), 0);
+		ASSERT_INT_EQ(ms, 60000);
+		ms = 7;
+		for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+			test_subtest_info("\"%s\"", bad[i]);
+			ASSERT_INT_EQ(hpn_parse_happy_delay(bad[i], &ms), -1);
+		}
+		ASSERT_INT_EQ(hpn_parse_happy_delay(NULL, &ms), -1);
+		ASSERT_INT_EQ(ms, 7);	/* untouched on error */
+	}
+	TEST_DONE();
 }
 
 void
