@@ -31,6 +31,13 @@
       whether the client connected to it.  Prints "RESULT x11=opened|
       refused display=connected|none".
 
+  peer.py initial-inject PORT KEY
+      Serves one connection with host key KEY (paramiko offers no strict
+      KEX) and sends a SERVICE_ACCEPT right after its first KEXINIT, before
+      its NEWKEYS (a transport message, but not a key exchange one: types
+      of 50 and up already end 10.3p1's first exchange in its dispatcher);
+      then serves the session.  Prints "INJECTED" once it has sent it.
+
 Every wait is bounded (TIMEOUT); the caller kills it by PID if need be.
 """
 
@@ -41,7 +48,7 @@ import threading
 import time
 
 import paramiko
-from paramiko.common import cMSG_CHANNEL_DATA
+from paramiko.common import cMSG_CHANNEL_DATA, cMSG_SERVICE_ACCEPT
 from paramiko.message import Message
 
 TIMEOUT = 60
@@ -198,6 +205,46 @@ def x11_unasked(port, key, xport):
             time.sleep(0.5)
         except (paramiko.SSHException, EOFError, OSError):
             pass
+class InjectingTransport(paramiko.Transport):
+    """Sends a SERVICE_ACCEPT after its first KEXINIT."""
+
+    injected = False
+
+    def _send_kex_init(self):
+        super()._send_kex_init()
+        if not self.injected:
+            self.injected = True
+            m = Message()
+            m.add_byte(cMSG_SERVICE_ACCEPT)
+            m.add_string("ssh-userauth")
+            self._send_message(m)
+            print("INJECTED", flush=True)
+
+
+def initial_inject(port, key):
+    conn = listen(port)
+    t = InjectingTransport(conn)
+    t.add_server_key(paramiko.Ed25519Key(filename=key))
+    srv = Server()
+    try:
+        t.start_server(server=srv)
+    except (paramiko.SSHException, EOFError, OSError):
+        print("RESULT kex=failed", flush=True)
+        t.close()
+        return
+    chan = t.accept(TIMEOUT)
+    if chan is None or not srv.exec_event.wait(TIMEOUT):
+        print("RESULT kex=none error=no-session", flush=True)
+        t.close()
+        return
+    try:
+        chan.sendall(b"before\nafter\n")
+        chan.send_exit_status(0)
+        chan.close()
+        time.sleep(0.5)
+    except (paramiko.SSHException, EOFError, OSError):
+        pass
+    print("RESULT kex=done", flush=True)
     t.close()
 
 
@@ -211,6 +258,8 @@ def main():
         rekey_inject(int(sys.argv[2]), sys.argv[3], "kexinit")
     elif len(sys.argv) == 5 and sys.argv[1] == "x11-unasked":
         x11_unasked(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "initial-inject":
+        initial_inject(int(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(__doc__)
 

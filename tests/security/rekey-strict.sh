@@ -2,7 +2,9 @@
 #	KEXINIT and its NEWKEYS (RFC 4253 7.1) end the connection (upstream
 #	does so since 10.4p1), and so does a second KEXINIT.  A paramiko
 #	server (peer.py) sends channel data, or its KEXINIT again, right after
-#	the KEXINIT of a re-exchange it starts.
+#	the KEXINIT of a re-exchange it starts, or a SERVICE_ACCEPT right
+#	after its first KEXINIT (paramiko does not do strict KEX, under which
+#	10.3p1 already refused it).
 #	Placed in the Public Domain.
 
 tid="non-KEX messages during a rekey"
@@ -18,7 +20,8 @@ rm -f $K.*
 ${SSHKEYGEN} -q -t ed25519 -N '' -f $K.hk || fatal "keygen"
 echo "sec-rekey `cat $K.hk.pub`" > $K.kh
 
-# run FLAVOUR MODE: ssh against peer.py MODE; $K.out, $K.err, $_rc.
+# run FLAVOUR MODE [any]: ssh against peer.py MODE; $K.out, $K.err, $_rc.
+# The session must have started unless "any" is given.
 run() {
 	case "$1" in
 	stock)	_ssh=$HPN_STOCK_TREE/ssh ;;
@@ -40,7 +43,7 @@ run() {
 	_rc=$?
 	kill $_peer 2>/dev/null
 	wait $_peer 2>/dev/null
-	grep -q before $K.out || {
+	[ "$3" = any ] || grep -q before $K.out || {
 		cat $K.err $K.peer >&2
 		fatal "$1: the session did not start"
 	}
@@ -78,6 +81,30 @@ double_kexinit() {
 	return 0
 }
 
+# A SERVICE_ACCEPT after the server's first KEXINIT, no strict KEX: stock
+# answers it UNIMPLEMENTED (kex_protocol_error) and goes on with the
+# exchange (paramiko, which does not expect that answer, then gives up);
+# ours ends the connection itself.
+initial_inject() {
+	run $1 initial-inject any
+	grep -q INJECTED $K.peer || {
+		cat $K.err $K.peer >&2
+		fatal "$1: the peer did not send its message"
+	}
+	if grep -q "protocol_error: type 6" $K.err ||
+	    { [ $_rc = 0 ] && grep -q after $K.out; }; then
+		verbose "$tid: $1: a SERVICE_ACCEPT in the first exchange was answered: `grep -m1 'protocol_error: type 6' $K.err`"
+		return 1
+	fi
+	[ $_rc -ne 0 ] && grep -q "type 6 during initial key exchange" $K.err || {
+		cat $K.out $K.err $K.peer >&2
+		fatal "$1: SERVICE_ACCEPT in the first exchange neither answered nor refused (exit $_rc)"
+	}
+	verbose "$tid: $1: `grep -m1 'during initial key exchange' $K.err`"
+	return 0
+}
+
 sec_run scenario
 sec_run double_kexinit
+sec_run initial_inject
 rm -f $K.*
