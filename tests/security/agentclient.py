@@ -27,6 +27,14 @@
       and exits 0; exits 1 with a message when the agent misbehaves
       otherwise (a reply of the wrong kind, no reply).
 
+  agentclient.py sign-user SOCKET HOSTKEY USERKEY.pub USER
+
+      SOCKET is an agent holding USERKEY with a destination constraint to
+      the host of HOSTKEY (ssh-add -h, with a user pattern).  Binds a
+      connection to a session with that host, then asks for a signature
+      of a userauth request for USER, waiting SIGN_TIMEOUT seconds for the
+      answer.  Prints "RESULT sign=signed|refused|timeout seconds=S".
+
 Every read is bounded (TIMEOUT).
 """
 
@@ -36,6 +44,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 import paramiko
 
@@ -105,10 +114,10 @@ def session_bind(agent, hostkey, sid, forwarded):
     return agent.request(SSH_AGENTC_EXTENSION, payload)
 
 
-def sign_userauth(agent, userblob, usertype, sid, hostkey):
+def sign_userauth(agent, userblob, usertype, sid, hostkey, user="root"):
     """Ask for a signature of a publickey-hostbound userauth request."""
     data = (sshstr(sid) + bytes([SSH2_MSG_USERAUTH_REQUEST]) +
-            sshstr("root") + sshstr("ssh-connection") +
+            sshstr(user) + sshstr("ssh-connection") +
             sshstr("publickey-hostbound-v00@openssh.com") + bytes([1]) +
             sshstr(usertype) + sshstr(userblob) + sshstr(hostkey.asbytes()))
     reply = agent.request(SSH2_AGENTC_SIGN_REQUEST,
@@ -165,10 +174,35 @@ def lock_bind(path, hk1_path, hk2_path, userpub):
           flush=True)
 
 
+SIGN_TIMEOUT = 5
+
+
+def sign_user(path, hk_path, userpub, user):
+    hk = paramiko.Ed25519Key(filename=hk_path)
+    with open(userpub) as f:
+        fields = f.read().split()
+    usertype, userblob = fields[0], base64.b64decode(fields[1])
+    a = Agent(path)
+    sid = os.urandom(32)
+    if status(session_bind(a, hk, sid, False), "session-bind") != "ok":
+        sys.exit("agentclient: the agent refused a valid session-bind")
+    a.s.settimeout(SIGN_TIMEOUT)
+    t0 = time.monotonic()
+    try:
+        res = sign_userauth(a, userblob, usertype, sid, hk, user)
+    except socket.timeout:
+        res = "timeout"
+    a.close()
+    print("RESULT sign=%s seconds=%.1f" % (res, time.monotonic() - t0),
+          flush=True)
+
+
 def main():
     signal.alarm(TIMEOUT * 4)
     if len(sys.argv) == 6 and sys.argv[1] == "lock-bind":
         lock_bind(*sys.argv[2:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "sign-user":
+        sign_user(*sys.argv[2:])
     else:
         sys.exit(__doc__)
 
