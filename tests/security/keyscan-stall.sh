@@ -43,6 +43,7 @@ scenario() {
 		fatal "$1: no key from sshd alone (exit $_rc)"
 	}
 	for m in partial junk; do
+		rm -f $D/stall	# the last one's LISTENING must not be read
 		$PY $HPN_TOP/tests/security/stallserver.py $m 127.0.0.2 $PORT \
 		    > $D/stall 2>&1 &
 		_sp=$!
@@ -57,7 +58,7 @@ scenario() {
 		wait $_sp 2>/dev/null
 		grep -q ACCEPTED $D/stall || {
 			cat $D/stall $D/err >&2
-			fatal "$1: $m: ssh-keyscan never reached stallserver.py"
+			fatal "$1: $m: ssh-keyscan never reached stallserver.py (exit $_rc after $_secs s)"
 		}
 		if [ $_rc = 124 ]; then
 			verbose "$tid: $1: $m: ssh-keyscan -T 3 still running after 20 s, `grep -c '^\[127\.0\.0\.1\]:' $D/out` keys of the good host"
