@@ -6,11 +6,13 @@
 #
 #   RTTS="100 0"  RATE=1000 (Mbit/s)  MTU=9000  REPS=3
 #   CIPHER=aes128-gcm@openssh.com
-#   TREES="100x1M 1000x64K"  (COUNTxSIZE)   BIG=1G ("" skips the big file)
+#   TREES="100x1M 1000x64K"  (COUNTxSIZE, or "real": bench/gen-tree.py's
+#   tree shaped like a source tree, 8000 files in 601 directories)
+#   BIG=1G ("" skips the big file)
 #   MODES="scp-up scp-down sftp-get"   RSYNC="rsync-up rsync-down" ("" skips)
 #   PIPE=pipe-up ("" skips): the same bytes through a plain hpnssh pipe
 #   (tar for a tree, cat for the big file), the ceiling any file copy over
-#   one SSH connection has on this path
+#   one SSH connection has on this path; pipe-down the other way
 #   RESUME="scp-up scp-down" ("" skips): the big file's copy killed
 #   (SIGKILL to scp and its ssh) once half of it is there, then finished
 #   with scp -Z; both commands' wall clock against the uninterrupted copy
@@ -65,9 +67,9 @@ command -v rsync >/dev/null || [ -z "$RSYNC" ] || bl_die "rsync missing (make de
 [[ $STOCK_CAP =~ ^[0-9]+$ ]] && [ "$STOCK_CAP" -ge 10 ] || bl_die "STOCK_CAP: seconds, >= 10"
 [[ $ONEBYTE =~ ^[0-9]+$ ]] || bl_die "ONEBYTE: a number"
 for r in $RTTS; do [[ $r =~ ^[0-9]+$ ]] || bl_die "RTTS: integers (ms), not '$r'"; done
-for t in $TREES; do [[ $t =~ ^[0-9]+x[0-9]+[KMG]?$ ]] || bl_die "TREES: COUNTxSIZE, not '$t'"; done
+for t in $TREES; do [[ $t =~ ^[0-9]+x[0-9]+[KMG]?$ ]] || [ "$t" = real ] || bl_die "TREES: COUNTxSIZE or real, not '$t'"; done
 for m in $MODES $RSYNC $PIPE; do
-	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down|pipe-up) ;;
+	case $m in scp-up|scp-down|sftp-get|sftp-put|rsync-up|rsync-down|pipe-up|pipe-down) ;;
 	*) bl_die "MODES/RSYNC: unknown mode '$m'" ;; esac
 done
 for m in $RESUME; do
@@ -78,7 +80,10 @@ done
 BIGB=0
 [ -z "$BIG" ] || BIGB=$(bl_bytes "$BIG")
 need=$BIGB
-for t in $TREES; do need=$((need + ${t%x*} * $(bl_bytes "${t#*x}"))); done
+for t in $TREES; do
+	if [ "$t" = real ]; then need=$((need + 140000000)); continue; fi
+	need=$((need + ${t%x*} * $(bl_bytes "${t#*x}")))
+done
 avail=$(df -k --output=avail /dev/shm | tail -n 1)
 [ $((avail * 1024)) -gt $((need * 3)) ] || bl_die "/dev/shm has too little room for 3 x $need bytes"
 
@@ -134,6 +139,13 @@ echo "rtt_ms,case,bytes,files,pair,rep,status,wall_s,setup_s,net_s,data_s,iperf_
 # --- the data
 declare -A TBYTES TFILES WALL
 for t in $TREES; do
+	if [ "$t" = real ]; then
+		python3 "$TOP/bench/gen-tree.py" "$work/src/real" > "$work/gen-tree.out"
+		TBYTES[$t]=$(find "$work/src/real" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+		TFILES[$t]=$(find "$work/src/real" -type f | wc -l)
+		echo "- tree \"real\" (bench/gen-tree.py): $(cat "$work/gen-tree.out")" >> "$OUT/meta.md"
+		continue
+	fi
 	n=${t%x*} sz=$(bl_bytes "${t#*x}")
 	mkdir -p "$work/src/$t"
 	for ((i = 1; i <= n; i++)); do
@@ -216,6 +228,11 @@ command_for() {
 			CMD=(sh -c "exec $t/ssh $(copts "$pair") bench 'cat > $dst/big' < $src")
 		else
 			CMD=(sh -c "tar -C $work/src -cf - $c | $t/ssh $(copts "$pair") bench 'tar -C $dst -xf -'")
+		fi ;;
+	pipe-down) if [ "$c" = big ]; then
+			CMD=(sh -c "$t/ssh $(copts "$pair") bench 'cat $src' > $dst/big")
+		else
+			CMD=(sh -c "$t/ssh $(copts "$pair") bench 'tar -C $work/src -cf - $c' | tar -C $dst -xf -")
 		fi ;;
 	esac
 }
