@@ -36,13 +36,22 @@
 #include "hpn.h"
 #include "xfer.h"
 
-/* The bytes of open file f not asked for yet (a read's worth: unknown). */
+/*
+ * The bytes of open file f not asked for yet: a read's worth while its
+ * size is unknown (or it grew), none once its known size has been asked
+ * for (the READ at the size should come back EOF: send_read() counts it
+ * as nothing, and so does this).  Counting a read's worth for each file
+ * whose size was all asked held a download of small files to a budget's
+ * worth of read lengths a round trip: 258 files per round trip at 64 MiB.
+ */
 u_int64_t
 file_unasked(struct xrun *x, struct xfile *f)
 {
-	if (is_get(f->job))
-		return f->rd.size_known && f->rd.next < f->rd.size ?
-		    f->rd.size - f->rd.next : x->h->rbuflen;
+	if (is_get(f->job)) {
+		if (!f->rd.size_known)
+			return x->h->rbuflen;
+		return f->rd.next < f->rd.size ? f->rd.size - f->rd.next : 0;
+	}
 	return f->size > f->off ? f->size - f->off : 0;
 }
 

@@ -153,27 +153,67 @@ dir_new_get(struct xrun *x, struct xjob *j, struct xdir *parent,
 	dirq_add(x, d);
 }
 
+/*
+ * get: d fails before its listing.  READDIRs that named its OPENDIR (below)
+ * may still be out: d ends when the last of them is answered.
+ */
+static void
+get_dir_fail(struct xrun *x, struct xdir *d)
+{
+	if (d->rdout == 0) {
+		dir_fail(x, d);
+		return;
+	}
+	d->failed = 1;
+	d->job->ret = -1;
+	d->rdeof = 1;
+	dirq_del(x, d);
+}
+
+/*
+ * get: d's OPENDIR (request id) went out.  Where the server takes handle
+ * references (HPN_REF_EXT), d's first READDIRs go right behind it, naming
+ * it: the listing comes a round trip sooner, and a tree costs one round
+ * trip per level in series instead of two.  Such a server answers in
+ * order, so the OPENDIR's reply comes before theirs.
+ */
+static void
+get_dir_list_ahead(struct xrun *x, struct xdir *d, u_int32_t id)
+{
+	u_char ref[HPN_REF_LEN_MAX];
+	size_t len;
+
+	if (!L0(x)->h->can_ref)
+		return;
+	len = hpn_sftp_ref_make(ref, &id, 1);
+	while (d->rdout < X_READDIRS) {
+		req_handle(x, SSH2_FXP_READDIR, req_new(x, XR_READDIR,
+		    NULL, d), ref, len, NULL);
+		d->rdout++;
+	}
+}
+
 /* get: all that the start of d waited for is in. */
 static void
 get_dir_started(struct xrun *x, struct xdir *d)
 {
 	if (interrupted) {
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	if (!d->real_ok) {
 		error("download \"%s\": path canonicalization failed", d->src);
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	if (!d->stat_ok) {
 		error("stat remote \"%s\" directory failed", d->src);
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	if (!S_ISDIR(d->a.perm)) {
 		error("\"%s\" is not a directory", d->src);
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	if (d->job->print_flag && d->job->print_flag != SFTP_PROGRESS_ONLY)
@@ -187,7 +227,7 @@ get_dir_started(struct xrun *x, struct xdir *d)
 		    "permissions", d->dst);
 	if (mkdir(d->dst, d->tmpmode) == -1 && errno != EEXIST) {
 		error("mkdir %s: %s", d->dst, strerror(errno));
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	d->made = 1;
@@ -195,7 +235,7 @@ get_dir_started(struct xrun *x, struct xdir *d)
 		error("remote readdir(\"%s\"): %s", d->src,
 		    fx2txt(d->open_status));
 		error("remote readdir \"%s\" failed", d->src);
-		dir_fail(x, d);
+		get_dir_fail(x, d);
 		return;
 	}
 	d->step = D_LIST;
@@ -452,6 +492,7 @@ void
 dir_pump(struct xrun *x)
 {
 	struct xdir *d, *nd;
+	struct xreq *q;
 	u_int dirmax = MAXIMUM(1, L0(x)->max_handles / 2), i, nh = 0;
 	int files_out;
 
@@ -478,10 +519,11 @@ dir_pump(struct xrun *x)
 				break;
 			dirq_del(x, d);
 			d->want_open = 0;
-			req_path(x, SSH2_FXP_OPENDIR, req_new(x, XR_OPENDIR,
-			    NULL, d), d->src, NULL);
+			q = req_new(x, XR_OPENDIR, NULL, d);
+			req_path(x, SSH2_FXP_OPENDIR, q, d->src, NULL);
 			L0(x)->nhandles++;
 			x->ndirh++;
+			get_dir_list_ahead(x, d, q->id);
 		} else {
 			if (x->nwait >= X_WAITQ_LOW && files_out)
 				break;
@@ -619,6 +661,12 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 		break;
 	case XR_READDIR:
 		d->rdout--;
+		if (d->step != D_LIST && !d->failed) {
+			/* it named the OPENDIR, whose reply must come first */
+			proto_error(x, q, "READDIR of \"%s\" answered before "
+			    "its OPENDIR", d->src);
+			return;
+		}
 		switch (req_reply(x, q, type, m, SSH2_FXP_NAME, &r)) {
 		case SFTP_R_BAD:
 			return;
