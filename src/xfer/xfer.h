@@ -40,7 +40,7 @@ struct sftp_limits;
 #endif
 #define X_READDIRS	8		/* READDIRs out per directory */
 #define X_WAITQ_LOW	4096		/* files waiting before listing pauses */
-#define X_DATA_REQS	4		/* data requests out: nreq times this */
+#define X_DATA_REQS	8		/* data requests out: nreq times this */
 #define X_DUPS_MAX	1024		/* names listed again: a loop */
 
 /* ------------------------------------------------------------------ */
