@@ -35,6 +35,8 @@ gets, instead of the server's reply:
                 handle at a higher offset gets the server's data (a server
                 that says EOF too early, then sends data beyond it)
   hangup        the connection closes there (the client sees its end)
+  late          the server's reply, held back and sent after the next
+                reply (a server that answers out of order)
 
 With several rules the first that matches a request takes it: a rule
 counts (NTH) the requests of its TYPE that no rule before it took, so
@@ -120,6 +122,7 @@ class Relay:
         self.first_id = None
         self.eofh = {}          # handle -> offset of an early EOF
         self.hang = False
+        self.held = None        # a reply sent after the next one (late)
 
     def note(self, s):
         if self.log:
@@ -149,6 +152,12 @@ class Relay:
 
     def reply(self, body):
         """The replies the client gets for the server's reply body."""
+        held, self.held = self.held, None
+        out = self.replace(body)
+        return out + [held] if held is not None else out
+
+    def replace(self, body):
+        """reply(), but for a reply held back (late)."""
         if body[0] == VERSION:
             return [body]
         (rid,) = struct.unpack(">I", body[1:5])
@@ -215,6 +224,9 @@ class Relay:
             if handle is not None and off is not None:
                 self.eofh[handle] = off
             return [bytes([STATUS]) + hdr + u32(1) + sstr(b"") + sstr(b"")]
+        if act == "late":
+            self.held = body
+            return []
         if act == "hangup":
             self.hang = True
             return []

@@ -241,6 +241,11 @@ case_ get 'READ:2:data:1' 0 -
 verbose "$tid: replies to a directory download's requests"
 case_ getr 'OPENDIR:*:status:0' 1 "remote readdir"
 case_ getr 'OPENDIR:*:handle:300' 255 "a handle of 300 bytes"
+# a subdirectory's READDIRs name its OPENDIR (handle-ref@): a reply to
+# them before the OPENDIR's breaks the order, and one that failed ends the
+# directory once they are answered
+case_ getr 'OPENDIR:2:late' 255 "answered before its OPENDIR"
+case_ getr 'OPENDIR:2:status:3' 1 "remote readdir"
 case_ getr 'READDIR:1:names:../evil' 0 'suspect path "\.\./evil"'
 case_ getr 'READDIR:1:names:a/b' 0 'suspect path "a/b"'
 case_ getr 'READDIR:1:names:..' 0 'suspect path "\.\."'

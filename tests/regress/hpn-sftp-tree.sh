@@ -344,6 +344,69 @@ for srv in ours stock; do
 		fi
 	done
 done
+# --- round trips in series for a tree 6 levels deep (a 1-byte file on
+# each): with our server a level costs one (its READDIRs go with its
+# OPENDIR, naming it: handle-ref@), 10 in all beyond nothing; without
+# handle references two a level, as before (16), and the copy the same
+verbose "$tid: round trips for a deep tree"
+rm -rf $W/deep $W/rt/deep
+
+# --- 600 one-byte files in one directory: every OPEN goes in the round
+# trip after the listing (a file whose size has all been asked for holds
+# no budget; two READs a file fit in the READs out): before, 258 files a
+# round trip (a read's length of budget each), then 516 (READs out)
+verbose "$tid: round trips for 600 small files"
+rm -rf $W/many $W/rt/many
+mkdir -p $W/many
+i=0
+while [ $i -lt 600 ]; do
+	printf x > $W/many/f$i
+	i=`expr $i + 1`
+done
+w=`mkserver rt $PY $PROXY --report $W/rep --delay 1.0 -- $SFTPSERVER`
+rm -f $W/rep
+${SCP} -r -D $w somehost:$W/many $W/rt/ > $W/out 2>&1 ||
+	fail "scp -r down of 600 files failed: `cat $W/out`"
+waitrep "scp -r down of 600 files"
+for t in OPEN READ CLOSE; do
+	d=`awk -v t=$t '$1 == "depth" && $3 == t { print $2 }' $W/rep |
+	    sort -u | tr '\n' ' '`
+	trace "scp -r down, 600 files: ${t}s at depths $d"
+	[ "$d" = "3 " ] ||
+		fail "scp -r down of 600 files: ${t}s at depths $d, not all at 3"
+done
+[ "`treesum $W/many`" = "`treesum $W/rt/many`" ] ||
+	fail "scp -r down of 600 files: differs"
+rm -rf $W/many $W/rt/many
+mkdir -p $W/deep/a/b/c/d/e/f
+for p in "" /a /a/b /a/b/c /a/b/c/d /a/b/c/d/e /a/b/c/d/e/f; do
+	printf x > $W/deep$p/x
+done
+for srv in ours stock; do
+	case $srv in
+	ours) s=$SFTPSERVER; most=10 ;;
+	stock) [ -n "$SRV_stock" ] || continue
+		s=$SRV_stock; most=16 ;;
+	esac
+	w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $s`
+	for how in scp sftp; do
+		rm -rf $W/rep $W/rt/deep
+		if [ $how = scp ]; then
+			${SCP} -r -D $w somehost:$W/deep $W/rt/ > $W/out 2>&1
+		else
+			echo "get -r $W/deep $W/rt/" | ${SFTP} -D $w -b - > $W/out 2>&1
+		fi || fail "$how -r down of a deep tree ($srv server) failed: `cat $W/out`"
+		waitrep "$how -r down of a deep tree"
+		d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+		trace "$how -r down, deep tree, $srv server: $d round trips"
+		[ -n "$d" ] && [ "$d" -le $most ] ||
+			fail "$how -r down of a deep tree ($srv server): $d round trips in series, more than $most"
+		[ "`treesum $W/deep`" = "`treesum $W/rt/deep`" ] ||
+			fail "$how -r down of a deep tree ($srv server): differs"
+	done
+done
+rm -rf $W/deep $W/rt/deep
+
 w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
 # sftp -b: the first command's lookups go with INIT, whether the batch
 # comes from a file or a pipe, with a relative or an absolute path
