@@ -880,7 +880,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u_int8_t mode = 0, flags = 0;
 	u_int16_t split = 0;
 	char sp[PATH_MAX], dp[PATH_MAX];
-	int sv[2][2], i, nconn, early, preserve, inplace, fd;
+	int sv[2][2], i, nconn, early, preserve, inplace, fd, ref;
 	u_int msg_id = 1;
 	u_char fds[FDS_MAX / 8];
 
@@ -888,6 +888,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	clock_now = CLOCK_START;
 	(void)fz_u8(&in, &mode);
 	(void)fz_u8(&in, &flags);
+	/* a server taking handle references (HPN_REF_EXT): the mode's
+	 * fourth bit; the responder answers whatever a request names */
+	ref = (mode >> 3) & 1;
 	mode %= M_MAX;
 	early = flags & 1;
 	preserve = (flags >> 1) & 1;
@@ -952,6 +955,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (hpn_sftp_early_recv(h, 1, &lim) != 0)
 			lim.open_handles = 0;
 		hpn_sftp_settle(h, SSH2_FILEXFER_VERSION, 32768, 32768, 8, 0);
+		h->can_ref = ref;
 		if (lane_h != NULL)
 			hpn_sftp_settle_as(lane_h, h, SSH2_FILEXFER_VERSION);
 		switch (mode) {
