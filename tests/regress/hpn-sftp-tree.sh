@@ -396,7 +396,11 @@ for srv in ours stock; do
 		if [ $how = scp ]; then
 			${SCP} -r -D $w somehost:$W/deep $W/rt/ > $W/out 2>&1
 		else
-			echo "get -r $W/deep $W/rt/" | ${SFTP} -D $w -b - > $W/out 2>&1
+			# a batch file: its first line is read before
+			# connecting (from a pipe it may come after: one
+			# round trip more)
+			batch "get -r $W/deep $W/rt/"
+			${SFTP} -D $w -b $W/batch > $W/out 2>&1
 		fi || fail "$how -r down of a deep tree ($srv server) failed: `cat $W/out`"
 		waitrep "$how -r down of a deep tree"
 		d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
