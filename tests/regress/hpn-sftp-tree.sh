@@ -415,15 +415,21 @@ rm -rf $W/deep $W/rt/deep
 
 w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
 # sftp -b: the first command's lookups go with INIT, whether the batch
-# comes from a file or a pipe, with a relative or an absolute path
+# comes from a file or a pipe, with a relative or an absolute path.  The
+# pipe's line is there before sftp starts (waited for, at most 10 s,
+# without reading it): under load echo ran after sftp had looked, and
+# the lookups rightly went one round trip later.
+inpipe() {
+	$PY -c 'import select, sys; select.select([sys.stdin], [], [], 10)'
+	${SFTP} -D $w -b -
+}
 for how in file pipe rel; do
 	rm -f $W/rep $W/rt/sgot
 	case $how in
 	file) batch "get $W/onebyte $W/rt/sgot"
 		${SFTP} -D $w -b $W/batch ;;
-	pipe) echo "get $W/onebyte $W/rt/sgot" | ${SFTP} -D $w -b - ;;
-	rel) (cd $W && echo "get onebyte $W/rt/sgot" |
-		${SFTP} -D $w -b -) ;;
+	pipe) echo "get $W/onebyte $W/rt/sgot" | inpipe ;;
+	rel) (cd $W && echo "get onebyte $W/rt/sgot" | inpipe) ;;
 	esac > $W/out 2>&1 || fail "sftp get ($how) of 1 byte failed: `cat $W/out`"
 	waitrep "sftp get ($how) of 1 byte"
 	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
