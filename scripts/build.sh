@@ -117,6 +117,20 @@ make)
 	if [ -n "$ours" ] && grep -E "^($ours):[0-9]+:[0-9]+: warning" "$log" >&2; then
 		fail "our sources (src/) must compile without warnings"
 	fi
+	# Where make's default goal was asked for (no target given), it
+	# built the programs: a rule placed before Makefile.in's first
+	# target once became that goal, make built one object and this
+	# said done.
+	goals=0
+	for a in "$@"; do
+		case "$a" in -*) ;; *) goals=1 ;; esac
+	done
+	if [ "$goals" = 0 ]; then
+		for p in ssh sshd sshd-session scp sftp sftp-server ssh-keygen; do
+			[ -x "$tree/$p" ] ||
+			    fail "make built no $p in $tree (full output: $log)."
+		done
+	fi
 	# The regress suite runs scp from the build directory with that
 	# directory in PATH; an installed HPN host has hpnscp there too.
 	if [ "$flavour" = hpn ]; then
