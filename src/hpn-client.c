@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 
 #include <errno.h>
@@ -88,6 +89,7 @@ static void
 scp_peer_report(struct ssh *ssh)
 {
 	const char *path, *what;
+	struct stat st;
 	size_t len;
 	int fd;
 
@@ -99,9 +101,19 @@ scp_peer_report(struct ssh *ssh)
 		what = HPN_SCP_PEER_HPNSSH "\n";
 	else
 		what = HPN_SCP_PEER_OTHER "\n";
-	/* the file scp made: never created, never through a link */
-	if ((fd = open(path, O_WRONLY|O_TRUNC|O_NOFOLLOW|O_CLOEXEC)) == -1) {
+	/*
+	 * The file scp made (mkstemp): never created, never through a
+	 * link, and only an empty regular file of this user's, so that
+	 * the variable cannot make ssh write into any other file.
+	 */
+	if ((fd = open(path, O_WRONLY|O_NOFOLLOW|O_CLOEXEC)) == -1) {
 		debug_f("open %s: %s", path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != getuid() || st.st_size != 0) {
+		debug_f("%s: not an empty file of ours: not written", path);
+		close(fd);
 		return;
 	}
 	len = strlen(what);
