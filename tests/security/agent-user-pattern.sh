@@ -27,43 +27,7 @@ PAT=`printf '*a%.0s' 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20`b
 ALOTOFA=`printf 'a%.0s' \`seq 60\``
 LONGPAT=`printf 'x%.0s' \`seq 300\``
 
-# agent_stop: ends the agent, by SIGKILL if a busy one outlives 5 s of
-# SIGTERM.
-agent_stop() {
-	if [ -n "$AGENT_PID" ]; then
-		kill $AGENT_PID 2>/dev/null
-		_i=0
-		while kill -0 $AGENT_PID 2>/dev/null && [ $_i -lt 50 ]; do
-			_i=`expr $_i + 1`
-			sleep 0.1
-		done
-		kill -9 $AGENT_PID 2>/dev/null
-		wait $AGENT_PID 2>/dev/null
-	fi
-	AGENT_PID=
-	rm -f $SOCK
-}
-trap agent_stop EXIT
-
-# agent_start FLAVOUR
-agent_start() {
-	case "$1" in
-	stock)	_agent=$HPN_STOCK_TREE/ssh-agent _add=$HPN_STOCK_TREE/ssh-add ;;
-	*)	_agent=${SSHAGENT} _add=${SSHADD} ;;
-	esac
-	agent_stop
-	$_agent -D -a $SOCK > $K.agentlog 2>&1 &
-	AGENT_PID=$!
-	_i=0
-	while [ ! -S $SOCK ]; do
-		_i=`expr $_i + 1`
-		if [ $_i -gt 100 ] || ! kill -0 $AGENT_PID 2>/dev/null; then
-			cat $K.agentlog >&2
-			fatal "$1: ssh-agent did not start"
-		fi
-		sleep 0.1
-	done
-}
+trap sec_agent_stop EXIT
 
 # add USERPATTERN: ssh-add -h USERPATTERN@host2; $_rc
 add() {
@@ -84,7 +48,7 @@ sign() {
 
 scenario() {
 	_flaw=0
-	agent_start $1
+	sec_agent_start $1
 	add "$PAT"
 	[ $_rc = 0 ] || { cat $K.addlog >&2; fatal "$1: ssh-add -h $PAT@host2 failed"; }
 	_r=`sign ${ALOTOFA}b`
@@ -98,7 +62,7 @@ scenario() {
 		verbose "$tid: $1: refused at once: `cat $K.out`" ;;
 	*)	fatal "$1: a user the pattern does not match: $_r" ;;
 	esac
-	agent_start $1
+	sec_agent_start $1
 	add "$LONGPAT"
 	if [ $_rc = 0 ]; then
 		verbose "$tid: $1: a user pattern of 300 bytes was accepted"
@@ -109,7 +73,7 @@ scenario() {
 		cat $K.addlog $K.agentlog >&2
 		fatal "$1: ssh-add of a 300-byte user pattern failed otherwise"
 	fi
-	agent_stop
+	sec_agent_stop
 	return $_flaw
 }
 

@@ -157,3 +157,41 @@ sec_tun() {
 	fi
 	rm -f $_o.out $_o.err
 }
+
+# An ssh-agent of a build on $SOCK (its log $K.agentlog), for the tests of
+# agent constraints.  sec_agent_start FLAVOUR (stock: HPN_STOCK_TREE's,
+# else ours) sets $_agent, $_add (that build's ssh-add) and $AGENT_PID;
+# sec_agent_stop ends it, by SIGKILL if a busy one outlives 5 s of SIGTERM.
+sec_agent_stop() {
+	if [ -n "$AGENT_PID" ]; then
+		kill $AGENT_PID 2>/dev/null
+		_i=0
+		while kill -0 $AGENT_PID 2>/dev/null && [ $_i -lt 50 ]; do
+			_i=`expr $_i + 1`
+			sleep 0.1
+		done
+		kill -9 $AGENT_PID 2>/dev/null
+		wait $AGENT_PID 2>/dev/null
+	fi
+	AGENT_PID=
+	rm -f $SOCK
+}
+
+sec_agent_start() {
+	case "$1" in
+	stock)	_agent=$HPN_STOCK_TREE/ssh-agent _add=$HPN_STOCK_TREE/ssh-add ;;
+	*)	_agent=${SSHAGENT} _add=${SSHADD} ;;
+	esac
+	sec_agent_stop
+	$_agent -D -a $SOCK > $K.agentlog 2>&1 &
+	AGENT_PID=$!
+	_i=0
+	while [ ! -S $SOCK ]; do
+		_i=`expr $_i + 1`
+		if [ $_i -gt 100 ] || ! kill -0 $AGENT_PID 2>/dev/null; then
+			cat $K.agentlog >&2
+			fatal "$1: ssh-agent did not start"
+		fi
+		sleep 0.1
+	done
+}
