@@ -14,6 +14,7 @@ tid="hpn metrics with HPN-SSH"
 
 [ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
 . $HPN_TOP/tests/lib/skips.sh
+. $HPN_TOP/tests/regress/peer-lib.sh
 HS=$HPN_TOP/tests/regress/hpn-scp-hpnssh.py
 PY=/usr/bin/python3
 W=$OBJ/hpnmhs
@@ -59,27 +60,13 @@ else
 
 	verbose "$tid: hpnssh -o Metrics=yes toward an HPN-SSH-like server"
 	PPORT=`expr $PORT + 4`
-	cat > $W/ssh.conf <<EOC
-Host hpnssh-peer
-	Hostname 127.0.0.1
-	Port $PPORT
-	IdentityFile $OBJ/ssh-ed25519
-	IdentitiesOnly yes
-	UserKnownHostsFile $OBJ/known_hosts
-	HostKeyAlias localhost-with-alias
-	BatchMode yes
-	LogLevel error
-EOC
+	peer_ssh_conf $W/ssh.conf $PPORT "LogLevel error"
 	rm -f $W/log
 	timeout 90 $PY $HS --log $W/log --timeout 80 server $PPORT \
 	    $OBJ/host.ssh-ed25519 $OBJ/authorized_keys_$USER true \
 	    > $W/srv.out 2>&1 &
 	SP=$!
-	i=0
-	while [ $i -lt 50 ] && ! ss -ltn 2>/dev/null | grep -q ":$PPORT "; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
+	peer_wait_listen $PPORT
 	timeout 60 ${REAL_SSH} -F $W/ssh.conf -o Metrics=yes \
 	    -o MetricsPath=$W/m hpnssh-peer true > $W/out 2>&1 ||
 		fail "ssh -o Metrics=yes failed: `cat $W/out $W/srv.out`"

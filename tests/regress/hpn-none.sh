@@ -7,6 +7,7 @@ tid="hpn none cipher"
 
 [ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
 . $HPN_TOP/tests/lib/skips.sh
+. $HPN_TOP/tests/regress/peer-lib.sh
 
 DATA=$OBJ/hpnn-data
 OUT=$OBJ/hpnn-out
@@ -261,17 +262,7 @@ if ! $PY -c 'import paramiko' 2>/dev/null; then
 	skip_part "HPN-SSH negotiation (paramiko peers)" "no python3-paramiko"
 else
 	PPORT=`expr $PORT + 2`
-	cat > $OBJ/hpnn-peer.conf <<EOC
-Host hpnssh-peer
-	Hostname 127.0.0.1
-	Port $PPORT
-	IdentityFile $OBJ/ssh-ed25519
-	IdentitiesOnly yes
-	UserKnownHostsFile $OBJ/known_hosts
-	HostKeyAlias localhost-with-alias
-	BatchMode yes
-	LogLevel info
-EOC
+	peer_ssh_conf $OBJ/hpnn-peer.conf $PPORT "LogLevel info"
 	# peer_start BANNER no|cipher|cipher,mac: the peer, listening; $OUT:
 	# its key exchanges, commands and global requests
 	peer_start() {
@@ -279,11 +270,7 @@ EOC
 		timeout 60 $PY $PMK server $PPORT $OBJ/host.ssh-ed25519 \
 		    $OBJ/authorized_keys_$USER "$1" $2 > $OUT 2>&1 &
 		_p=$!
-		_i=0
-		while [ $_i -lt 50 ] && ! ss -ltn 2>/dev/null | grep -q ":$PPORT "; do
-			sleep 0.1
-			_i=`expr $_i + 1`
-		done
+		peer_wait_listen $PPORT
 	}
 	# peer BANNER no|cipher|cipher,mac [SSH OPTIONS...]: upload DATA;
 	# $ERR: the client's stderr

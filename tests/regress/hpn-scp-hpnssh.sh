@@ -21,6 +21,7 @@ tid="hpn scp resume with HPN-SSH"
 
 [ -n "$HPN_TOP" ] || skip "HPN_TOP not set"
 . $HPN_TOP/tests/regress/sftp-lib.sh
+. $HPN_TOP/tests/regress/peer-lib.sh
 HS=$HPN_TOP/tests/regress/hpn-scp-hpnssh.py
 W=$OBJ/hpnzscp
 rm -rf $W
@@ -119,26 +120,13 @@ else
 	verbose "$tid: hpnscp -Z and -O -Z toward an HPN-SSH-like server"
 	PPORT=`expr $PORT + 3`
 	mkdir -p $W/tmpd
-	cat > $W/ssh.conf <<EOC
-Host hpnssh-peer
-	Hostname 127.0.0.1
-	Port $PPORT
-	IdentityFile $OBJ/ssh-ed25519
-	IdentitiesOnly yes
-	UserKnownHostsFile $OBJ/known_hosts
-	HostKeyAlias localhost-with-alias
-	BatchMode yes
-EOC
+	peer_ssh_conf $W/ssh.conf $PPORT
 	rm -f $W/log
 	timeout 120 $PY $HS --log $W/log --timeout 110 server $PPORT \
 	    $OBJ/host.ssh-ed25519 $OBJ/authorized_keys_$USER \
 	    $SFTPSERVER -P hash-range > $W/srv.out 2>&1 &
 	SP=$!
-	i=0
-	while [ $i -lt 50 ] && ! ss -ltn 2>/dev/null | grep -q ":$PPORT "; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
+	peer_wait_listen $PPORT
 	# zcopy WHAT KIND SCP-ARGS...: a copy with the stand-in's log fresh
 	zcopy() {
 		_w=$1
