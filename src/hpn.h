@@ -165,6 +165,15 @@ void	hpn_sftp_ref_forget(int);
 int	hpn_sftp_ref_resolve(const u_char *, size_t);
 size_t	hpn_sftp_ref_make(u_char *, const u_int32_t *, u_int);
 
+/* hpn-sftp-tree.c: a whole subtree listed through one handle */
+#define HPN_TREE_EXT		"tree@hpn-patch-set.invalid"
+#define HPN_TREE_DEPTH_MAX	64	/* levels below the top, at most */
+#define HPN_TREE_NAMES_MAX	1000	/* names in one reply, at most */
+#define HPN_TREE_REPLY_MAX	(64 * 1024)	/* bytes of names, about */
+void	hpn_sftp_tree_start(int, const char *, u_int);
+void	hpn_sftp_tree_forget(int);
+int	hpn_sftp_tree_readdir(int, void *, u_int32_t, struct sshbuf *);
+
 /* hpn-sftp-hash.c: hashes of byte ranges, for verified resume */
 #define HPN_HASH_EXT		"hash-range@hpn-patch-set.invalid"
 #define HPN_HASH_RANGE_MAX	(64 * 1024 * 1024)	/* per request */

@@ -4,9 +4,10 @@
  * sftp-server.c itself is compiled in (as OpenSSH's agent harness does
  * with ssh-agent.c), so that its own process() takes the input from its
  * input queue, exactly as from the client's pipe: every request, with our
- * hash-range@ (hpn-sftp-hash.c) and handle-ref@ (hpn-sftp.c, the reference
+ * hash-range@ (hpn-sftp-hash.c), handle-ref@ (hpn-sftp.c, the reference
  * table, and its hooks in handle_from_string(), send_handle() and
- * handle_unused()) among them.  The input is the client's byte stream; an
+ * handle_unused()) and tree@ (hpn-sftp-tree.c, compiled in here too, its
+ * directory walk confined with sftp-server.c's) among them.  The input is the client's byte stream; an
  * INIT goes first unless the input starts with one.
  *
  * The server sees a fixture directory (a few files, a directory, links)
@@ -106,6 +107,8 @@ int	fz_ftruncate(int, off_t);
 #define _exit(x)		fz_exit(x)
 
 #include "sftp-server.c"
+/* the tree@ walk opens and looks at what lies below: confined as well */
+#include "hpn-sftp-tree.c"
 
 #undef open
 #undef opendir

@@ -11,7 +11,11 @@ piece counts and pieces too small, unknown and malformed algorithm
 lists, handles that are no file's (a directory's, a write-only file's, a
 closed one, made up, of every wrong length); handle-ref@ references of
 bad lengths, to unknown ids, to closed handles, to reused ids, to an OPEN
-that failed; messages cut short, in their fields and in their framing.
+that failed; tree@ walks of a file, of nothing, of a chain of 70
+directories with a depth of 2^32 - 1 (at most 64 levels are opened), past
+a link to "/" (never followed), READDIRs of a closed tree, 200 trees open
+at once, a tree request without its depth; messages cut short, in their
+fields and in their framing.
 Each request must get a STATUS error (or, where upstream's own parse
 ends the session, a clean exit: no signal), the server must still be
 alive afterwards where it was not meant to exit, and nothing in DIR
@@ -22,7 +26,8 @@ chroot: SERVER is the session of an sshd with ChrootDirectory (its
 internal-sftp: the same code); NAME a file in the chroot, OUTSIDE a path
 outside it.  Escapes ("../" chains, the absolute path) find nothing,
 hash-range through a reference to those failed OPENs is refused, and
-NAME is hashed as usual.
+NAME is hashed as usual; a tree of "/" and of "../../.." lists the
+chroot's names only.
 
 Prints one line per check; exit status 1 on the first failure.  Bounded:
 every read has a 30-second timeout.
@@ -39,6 +44,8 @@ from sftpwire import fail, s, gets
 
 HASH_EXT = b"hash-range@hpn-patch-set.invalid"
 REF_EXT = b"handle-ref@hpn-patch-set.invalid"
+TREE_EXT = b"tree@hpn-patch-set.invalid"
+READDIR, NAME = 12, 104
 MIB = 1024 * 1024
 LIMIT = 64 * MIB
 INIT, VERSION, OPEN, CLOSE, READ, WRITE = 1, 2, 3, 4, 5, 6
@@ -155,6 +162,125 @@ def hashed(c, what, t, b, alg, count):
     return done
 
 
+def attrs(b, off):
+    """SFTP attributes at off: (permissions or None, the offset after)."""
+    (fl,) = struct.unpack(">I", b[off:off + 4])
+    off += 4
+    perm = None
+    if fl & 1:
+        off += 8
+    if fl & 2:
+        off += 8
+    if fl & 4:
+        (perm,) = struct.unpack(">I", b[off:off + 4])
+        off += 4
+    if fl & 8:
+        off += 8
+    if fl & 0x80000000:
+        (n,) = struct.unpack(">I", b[off:off + 4])
+        off += 4
+        for _ in range(2 * n):
+            _, off = gets(b, off)
+    return perm, off
+
+
+def tree_list(c, path, depth, what):
+    """A whole tree through tree@: [(name, flags, perm)]; None: refused."""
+    t, b = c.req(EXTENDED, s(TREE_EXT) + s(path) + struct.pack(">I", depth))
+    if t != HANDLE:
+        return None
+    h, _ = gets(b, 0)
+    out = []
+    for _ in range(100000):
+        t, b = c.req(READDIR, s(h))
+        if t == STATUS:
+            if status(t, b) != FX_EOF:
+                fail("%s: READDIR status %d" % (what, status(t, b)))
+            break
+        if t != NAME:
+            fail("%s: READDIR answered by type %d" % (what, t))
+        (n,), off = struct.unpack(">I", b[:4]), 4
+        for _ in range(n):
+            name, off = gets(b, off)
+            flags, off = gets(b, off)
+            perm, off = attrs(b, off)
+            out.append((name, flags, perm))
+    else:
+        fail("%s: no end" % what)
+    t, b = c.req(CLOSE, s(h))
+    if status(t, b) != FX_OK:
+        fail("%s: CLOSE of the tree: status %r" % (what, status(t, b)))
+    return out
+
+
+def trees(c, top):
+    """tree@ gone wrong; the caller checks that nothing changed."""
+    for what, path in (("a tree of a file", top + "/f"),
+                       ("a tree of nothing", top + "/nothing")):
+        t, b = c.req(EXTENDED, s(TREE_EXT) + s(path.encode()) +
+                     struct.pack(">I", 64))
+        refused(c, what, t, b, (FX_NO_SUCH_FILE, FX_FAILURE))
+    chain = top + "/chain"
+    p = chain
+    for i in range(70):
+        p += "/c"
+    os.makedirs(p, exist_ok=True)
+    os.symlink("/", chain + "/root")
+    got = tree_list(c, chain.encode(), 2 ** 32 - 1, "a tree 70 deep")
+    if got is None:
+        fail("a tree 70 deep: refused")
+    names = [n for n, _, _ in got]
+    deepest = max(n.count(b"/") + 1 for n in names)
+    flagged = [n for n, f, _ in got if f == b"d"]
+    if deepest != 65 or max(n.count(b"/") + 1 for n in flagged) != 64:
+        fail("a tree 70 deep with depth 2^32-1: names %d levels deep, "
+             "opened %d (expected 65 and 64)" %
+             (deepest, max(n.count(b"/") + 1 for n in flagged)))
+    if b"root" not in names or any(n.startswith(b"root/") for n in names):
+        fail("a link to / was followed (or not listed)")
+    for n, f, perm in got:
+        comps = n.split(b"/")
+        if n.startswith(b"/") or b"" in comps or b"." in comps or \
+                b".." in comps or f not in (b"", b"d"):
+            fail("a tree's name %r, flags %r" % (n, f))
+    c.alive("a tree 70 deep")
+    print("ok: a tree 70 deep, depth 2^32-1: %d names, 64 levels opened, "
+          "the link to / not followed" % len(names))
+    got = tree_list(c, chain.encode(), 0, "a tree of depth 0")
+    if [n for n, _, _ in got] != [b"c", b"root"] and \
+            sorted(n for n, _, _ in got) != [b"c", b"root"] or \
+            any(f for _, f, _ in got):
+        fail("a tree of depth 0: %r" % got)
+    print("ok: a tree of depth 0 lists the directory alone")
+    # READDIR of a tree closed, through its handle and a reference
+    oid = c.id + 1
+    t, b = c.req(EXTENDED, s(TREE_EXT) + s(chain.encode()) +
+                 struct.pack(">I", 3))
+    if t != HANDLE:
+        fail("a tree: type %d" % t)
+    h, _ = gets(b, 0)
+    c.req(READDIR, s(h))
+    c.req(CLOSE, s(h))
+    for what, hs in (("READDIR of a closed tree", h),
+                     ("READDIR of a reference to a closed tree", ref(oid))):
+        t, b = c.req(READDIR, s(hs))
+        refused(c, what, t, b)
+    # many at once, each part read, then closed
+    hs = []
+    for i in range(200):
+        t, b = c.req(EXTENDED, s(TREE_EXT) + s(chain.encode()) +
+                     struct.pack(">I", 64))
+        if t != HANDLE:
+            break
+        hs.append(gets(b, 0)[0])
+        c.req(READDIR, s(hs[-1]))
+    for h in hs:
+        c.req(CLOSE, s(h))
+    c.alive("200 trees")
+    print("ok: %d trees open at once, read and closed" % len(hs))
+    return chain
+
+
 def local(top, server):
     os.makedirs(top + "/d", exist_ok=True)
     data = os.urandom(3 * MIB + 77)
@@ -166,8 +292,11 @@ def local(top, server):
     before = digest(top)
 
     c = Conn(server)
-    if c.exts.get(HASH_EXT) != b"1" or c.exts.get(REF_EXT) != b"1":
-        fail("hash-range@ or handle-ref@ not advertised")
+    if c.exts.get(HASH_EXT) != b"1" or c.exts.get(REF_EXT) != b"1" or \
+            c.exts.get(TREE_EXT) != b"1":
+        fail("hash-range@, handle-ref@ or tree@ not advertised")
+    chain = trees(c, top)
+    before = digest(top)
     h = open_(c, f)
     if h is None:
         fail("open of %s failed" % f)
@@ -339,6 +468,9 @@ def local(top, server):
             ("hash-range whose handle runs past the message",
              bytes([EXTENDED]) + struct.pack(">I", 1) + s(HASH_EXT) +
              struct.pack(">I", 64) + b"\x00" * 8, None),
+            ("a tree request without its depth",
+             bytes([EXTENDED]) + struct.pack(">I", 1) + s(TREE_EXT) +
+             s(chain.encode()), None),
             ("a message cut in its length", b"", 2),
             ("a hash-range cut in the middle",
              (bytes([EXTENDED]) + struct.pack(">I", 1) +
@@ -376,6 +508,13 @@ def chroot(name, outside, server):
     if t != 104 or gets(b, 4)[0] != b"/":
         fail("realpath of ../../.. is not / in the chroot")
     print("ok: ../../.. is / in the chroot")
+    for p in (b"/", b"../../.."):
+        # the chroot holds NAME alone
+        got = tree_list(c, p, 64, "a tree of %r in the chroot" % p)
+        if got is None or [n for n, _, _ in got] != [name.encode()]:
+            fail("a tree of %r in the chroot: %r" % (
+                p, got if got is None else [n for n, _, _ in got][:10]))
+        print("ok: a tree of %r lists the chroot alone" % p)
     c.close()
 
 

@@ -3,7 +3,8 @@
 #	offsets near 2^64, the most pieces and pieces too small, unknown and
 #	malformed algorithm lists, handles that are no file's; handle-ref@
 #	references of bad lengths, to unknown, closed, reused and failed
-#	OPENs' ids; messages cut short.  Each gets a STATUS error, or a clean
+#	OPENs' ids; tree@ walks of a file, of nothing, 70 levels deep, past a
+#	link to /, of a closed tree, 200 at once; messages cut short.  Each gets a STATUS error, or a clean
 #	end of the session where upstream's own parse ends it (no signal, no
 #	sanitizer report), the server answers on, and nothing but the file a
 #	case writes on purpose changes.  Then the same server as internal-sftp
