@@ -134,6 +134,8 @@ hpn_sftp_server_ext(struct hpn_sftp *h, const char *name, const char *value)
 		h->can_hash = 1;
 	else if (strcmp(name, HPN_REF_EXT) == 0)
 		h->can_ref = 1;
+	else if (strcmp(name, HPN_TREE_EXT) == 0)
+		h->can_tree = 1;
 	else
 		return 0;
 	return 1;
@@ -298,4 +300,5 @@ hpn_sftp_settle_as(struct hpn_sftp *h, const struct hpn_sftp *from,
 	h->open_handles = from->open_handles;
 	h->upstream = from->upstream;
 	h->can_ref = from->can_ref;
+	h->can_tree = from->can_tree;
 }

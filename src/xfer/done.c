@@ -43,7 +43,10 @@ void
 dir_free(struct xdir *d)
 {
 	struct xname *n, *nn;
+	u_int i;
 
+	for (i = 0; d->tstack != NULL && i <= d->tdepth; i++)
+		free(d->tstack[i].rel);
 	for (n = RB_MIN(xnames, &d->names); n != NULL; n = nn) {
 		nn = RB_NEXT(xnames, &d->names, n);
 		RB_REMOVE(xnames, &d->names, n);
@@ -53,6 +56,7 @@ dir_free(struct xdir *d)
 	free(d->src);
 	free(d->dst);
 	free(d->handle);
+	free(d->tstack);
 	free(d);
 }
 

@@ -90,6 +90,20 @@ frame_handle(struct sshbuf *b, u_char type, u_int id, const u_char *handle,
 	frame_end(b, start);
 }
 
+/* HPN_TREE_EXT: open path's subtree, at most depth levels below it. */
+void
+frame_tree(struct sshbuf *b, u_int id, const char *path, u_int depth)
+{
+	size_t start = frame_start(b, SSH2_FXP_EXTENDED, id);
+	int r;
+
+	if ((r = sshbuf_put_cstring(b, HPN_TREE_EXT)) != 0 ||
+	    (r = sshbuf_put_cstring(b, path)) != 0 ||
+	    (r = sshbuf_put_u32(b, depth)) != 0)
+		fatal_fr(r, "compose");
+	frame_end(b, start);
+}
+
 /* A reply's type and id, off the front of m.  0, or -1 (too short). */
 int
 sftp_reply_head(struct sshbuf *m, u_char *type, u_int *id)

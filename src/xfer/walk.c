@@ -6,7 +6,10 @@
  * directory made, READDIRs kept out while files are wanted, each entry
  * turned into a file, a directory or a link to look at (reply_stat():
  * what a name turns out to be), names that would leave the target
- * refused, names listed again skipped.  An upload: MKDIR and STAT at once
+ * refused, names listed again skipped; where the server lists whole
+ * subtrees (HPN_TREE_EXT), a directory the run opens itself is opened as
+ * one, and what its listing names is checked against where it stands in
+ * the walk (tree_entry()).  An upload: MKDIR and STAT at once
  * (or with INIT), the local directory read when files are wanted
  * (put_walk()).  Directories wait for a handle (get) or for room (put) in
  * dir_pump().  What is finished is done.c's.
@@ -54,6 +57,8 @@ xname_cmp(struct xname *a, struct xname *b)
 RB_GENERATE(xnames, xname, node, xname_cmp);
 
 static void get_dir_started(struct xrun *, struct xdir *);
+static struct xdir *get_entry(struct xrun *, struct xdir *, const char *,
+    Attrib *, int);
 static void put_dir_started(struct xrun *, struct xdir *);
 
 static struct xdir *
@@ -193,6 +198,27 @@ get_dir_list_ahead(struct xrun *x, struct xdir *d, u_int32_t id)
 	}
 }
 
+/* get: d made locally, writable for the transfer.  0, or -1 (said). */
+static int
+get_dir_make(struct xrun *x, struct xdir *d)
+{
+	if (d->job->print_flag && d->job->print_flag != SFTP_PROGRESS_ONLY)
+		mprintf("Retrieving %s\n", d->src);
+	d->mode = d->tmpmode = 0777;
+	if (d->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) {
+		d->mode = d->a.perm & 01777;
+		d->tmpmode = d->mode | (S_IWUSR|S_IXUSR);
+	} else
+		debug("download remote \"%s\": server did not send "
+		    "permissions", d->dst);
+	if (mkdir(d->dst, d->tmpmode) == -1 && errno != EEXIST) {
+		error("mkdir %s: %s", d->dst, strerror(errno));
+		return -1;
+	}
+	d->made = 1;
+	return 0;
+}
+
 /* get: all that the start of d waited for is in. */
 static void
 get_dir_started(struct xrun *x, struct xdir *d)
@@ -216,21 +242,10 @@ get_dir_started(struct xrun *x, struct xdir *d)
 		get_dir_fail(x, d);
 		return;
 	}
-	if (d->job->print_flag && d->job->print_flag != SFTP_PROGRESS_ONLY)
-		mprintf("Retrieving %s\n", d->src);
-	d->mode = d->tmpmode = 0777;
-	if (d->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) {
-		d->mode = d->a.perm & 01777;
-		d->tmpmode = d->mode | (S_IWUSR|S_IXUSR);
-	} else
-		debug("download remote \"%s\": server did not send "
-		    "permissions", d->dst);
-	if (mkdir(d->dst, d->tmpmode) == -1 && errno != EEXIST) {
-		error("mkdir %s: %s", d->dst, strerror(errno));
+	if (get_dir_make(x, d) != 0) {
 		get_dir_fail(x, d);
 		return;
 	}
-	d->made = 1;
 	if (!d->open_ok) {
 		error("remote readdir(\"%s\"): %s", d->src,
 		    fx2txt(d->open_status));
@@ -244,12 +259,38 @@ get_dir_started(struct xrun *x, struct xdir *d)
 	d->queued = DQ_LISTING;
 }
 
-/* get: an entry of d's listing. */
-static void
-get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
+/*
+ * get: a directory whose entries follow in its tree's listing (the server
+ * opened it).  It is made at once; its listing ends when the tree's walk
+ * leaves it (tree_pop()), even when it failed.
+ */
+static struct xdir *
+dir_new_tree(struct xrun *x, struct xdir *parent, const char *src,
+    const char *dst, Attrib *a)
+{
+	struct xdir *d;
+
+	d = dir_alloc(x, parent->job, parent, src, dst, a, parent->depth + 1);
+	d->real_ok = d->stat_ok = d->open_ok = 1;
+	d->step = D_LIST;
+	if (get_dir_make(x, d) != 0) {
+		d->failed = 1;
+		d->job->ret = -1;
+	}
+	return d;
+}
+
+/*
+ * get: an entry of d's listing.  A directory the tree d belongs to lists
+ * itself (listed) is returned, to stand where the walk is.
+ */
+static struct xdir *
+get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a,
+    int listed)
 {
 	struct xname *nm;
 	struct xfile *f;
+	struct xdir *nd = NULL;
 	char *src, *dst;
 
 	/*
@@ -260,13 +301,13 @@ get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 	if (*name == '\0' || strpbrk(name, "/") != NULL) {
 		error("Server sent suspect path \"%s\" during readdir of "
 		    "\"%s\"", name, d->src);
-		return;
+		return NULL;
 	}
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
 		if (!S_ISDIR(a->perm))
 			error("Server sent suspect path \"%s\" during readdir "
 			    "of \"%s\"", name, d->src);
-		return;
+		return NULL;
 	}
 	/*
 	 * A name listed again is skipped (said once): a directory changed
@@ -288,7 +329,7 @@ get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 			d->job->ret = -1;
 			d->rdeof = 1;
 		}
-		return;
+		return NULL;
 	}
 	src = sftp_path_append(d->src, name);
 	dst = sftp_path_append(d->dst, name);
@@ -301,7 +342,9 @@ get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 		f->step = F_STAT;
 		f->a.flags = 0;
 		send_stat(x, XR_STAT, f, NULL, src);
-	} else if (S_ISDIR(a->perm))
+	} else if (S_ISDIR(a->perm) && listed)
+		nd = dir_new_tree(x, d, src, dst, a);
+	else if (S_ISDIR(a->perm))
 		dir_new_get(x, d->job, d, src, dst, a, d->depth + 1);
 	else if (S_ISREG(a->perm)) {
 		f = file_new(x, d->job, d, src, dst);
@@ -312,6 +355,88 @@ get_entry(struct xrun *x, struct xdir *d, const char *name, Attrib *a)
 		logit("download \"%s\": not a regular file", src);
 	free(src);
 	free(dst);
+	return nd;
+}
+
+/* get: the tree's walk leaves its deepest directory: that one is listed. */
+static void
+tree_pop(struct xrun *x, struct xdir *t)
+{
+	struct xtframe *fr = &t->tstack[t->tdepth--];
+
+	if (fr->d != NULL)
+		dir_end(x, fr->d);
+	free(fr->rel);
+	memset(fr, 0, sizeof(*fr));
+}
+
+/* get: t's tree listing is over (or failed): all it was in are listed. */
+static void
+tree_end(struct xrun *x, struct xdir *t)
+{
+	while (t->tstack != NULL && t->tdepth > 0)
+		tree_pop(x, t);
+}
+
+/*
+ * get: an entry of tree t's listing (request q): name is relative to t,
+ * flags "d" where the entries of a directory follow.  The server walks
+ * depth first, a directory before its entries, so an entry belongs to the
+ * directory the walk stands in, or to one it is in: the walk has left the
+ * others, which are then listed.  A name that belongs to none of them, a
+ * name of no use (empty, "." or "..") or a directory deeper than was asked
+ * for breaks the protocol.  Entries of a directory that failed, or whose
+ * entry was refused, are skipped.  0, or -1 (proto_error(): the caller
+ * returns at once).
+ */
+static int
+tree_entry(struct xrun *x, struct xreq *q, struct xdir *t, const char *name,
+    const char *flags, Attrib *a)
+{
+	struct xtframe *fr;
+	struct xdir *nd = NULL;
+	const char *base, *c, *e;
+	size_t plen;
+	int listed = strcmp(flags, "d") == 0;
+
+	for (c = name; ; c = e + 1) {
+		e = c + strcspn(c, "/");
+		if (e == c || (e - c == 1 && *c == '.') ||
+		    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
+			proto_error(x, q, "suspect name \"%s\" in a tree",
+			    name);
+			return -1;
+		}
+		if (*e == '\0')
+			break;
+	}
+	base = c;
+	plen = base == name ? 0 : (size_t)(base - name - 1);
+	for (;;) {
+		fr = &t->tstack[t->tdepth];
+		if (strlen(fr->rel) == plen && strncmp(fr->rel, name, plen) == 0)
+			break;
+		if (t->tdepth == 0) {
+			proto_error(x, q, "\"%s\" is in no directory the "
+			    "tree's walk is in", name);
+			return -1;
+		}
+		tree_pop(x, t);
+	}
+	if (listed && (!S_ISDIR(a->perm) ||
+	    t->depth + t->tdepth + 1 >= MAX_DIR_DEPTH)) {
+		proto_error(x, q, "\"%s\" listed as a directory deeper than "
+		    "%d levels, or no directory", name, MAX_DIR_DEPTH - 1);
+		return -1;
+	}
+	if (fr->d != NULL && !fr->d->failed && !interrupted)
+		nd = get_entry(x, fr->d, base, a, listed);
+	if (!listed)
+		return 0;
+	fr = &t->tstack[++t->tdepth];
+	fr->d = nd;		/* NULL: refused, or skipped with its parent */
+	fr->rel = xstrdup(name);
+	return 0;
 }
 
 void
@@ -487,6 +612,22 @@ put_walk(struct xrun *x, struct xdir *d)
 	dir_listed(x, d);
 }
 
+/*
+ * get: d is opened as a tree (request q, its kind XR_OPENDIR): the server
+ * walks it to the depth the run allows, its READDIRs name what lies below.
+ */
+static void
+tree_open(struct xrun *x, struct xreq *q, struct xdir *d)
+{
+	d->tree = 1;
+	d->tstack = xcalloc(MAX_DIR_DEPTH + 1, sizeof(*d->tstack));
+	d->tstack[0].d = d;
+	d->tstack[0].rel = xstrdup("");
+	d->tdepth = 0;
+	frame_tree(q->lane->obuf, q->id, d->src, MAX_DIR_DEPTH - 1 - d->depth);
+	debug3("Sent message tree I:%u P:%s", q->id, d->src);
+}
+
 /* Directory work that waits for a handle (get) or for room (put). */
 void
 dir_pump(struct xrun *x)
@@ -520,7 +661,10 @@ dir_pump(struct xrun *x)
 			dirq_del(x, d);
 			d->want_open = 0;
 			q = req_new(x, XR_OPENDIR, NULL, d);
-			req_path(x, SSH2_FXP_OPENDIR, q, d->src, NULL);
+			if (L0(x)->h->can_tree)
+				tree_open(x, q, d);
+			else
+				req_path(x, SSH2_FXP_OPENDIR, q, d->src, NULL);
 			L0(x)->nhandles++;
 			x->ndirh++;
 			get_dir_list_ahead(x, d, q->id);
@@ -696,16 +840,24 @@ reply_dir(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 					d->rdeof = 1;
 					break;
 				}
-				if (!interrupted && !d->failed)
-					get_entry(x, d, name, &a);
+				if (d->tree && tree_entry(x, q, d, name,
+				    longname, &a) != 0) {
+					free(name);
+					free(longname);
+					return;
+				}
+				if (!d->tree && !interrupted && !d->failed)
+					(void)get_entry(x, d, name, &a, 0);
 				free(name);
 				free(longname);
 			}
 		}
 		if (interrupted)
 			d->rdeof = 1;
-		if (d->rdeof && d->rdout == 0)
+		if (d->rdeof && d->rdout == 0) {
+			tree_end(x, d);
 			dir_end(x, d);
+		}
 		return;
 	case XR_DCLOSE:
 		if (req_status(x, q, type, m, &status) != 0)

@@ -67,6 +67,7 @@ void	frame_path(struct sshbuf *, u_char, u_int, const char *,
 	    const Attrib *, u_int);
 void	frame_handle(struct sshbuf *, u_char, u_int, const u_char *, size_t,
 	    const Attrib *);
+void	frame_tree(struct sshbuf *, u_int, const char *, u_int);
 int	sftp_reply_head(struct sshbuf *, u_char *, u_int *);
 int	sftp_reply(struct sshbuf *, u_char, u_char, struct sftp_reply *,
 	    char *, size_t);
@@ -142,6 +143,7 @@ struct hpn_sftp {
 	int upstream;			/* -l: upstream's code does it all */
 	int can_hash;			/* the server has HPN_HASH_EXT */
 	int can_ref;			/* ... and HPN_REF_EXT */
+	int can_tree;			/* ... and HPN_TREE_EXT */
 	struct early e[E_MAX];
 	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
 	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
@@ -248,6 +250,15 @@ RB_HEAD(xnames, xname);
 int	xname_cmp(struct xname *, struct xname *);
 RB_PROTOTYPE(xnames, xname, node, xname_cmp);
 
+/*
+ * get: one directory a tree listing (HPN_TREE_EXT) is in: its name there,
+ * and the directory to which its entries go (NULL: they are skipped).
+ */
+struct xtframe {
+	struct xdir *d;
+	char *rel;
+};
+
 struct xdir {
 	TAILQ_ENTRY(xdir) qnext;	/* x->dirq or x->listing */
 	int queued;			/* DQ_* */
@@ -275,6 +286,9 @@ struct xdir {
 	mode_t mode, tmpmode;
 	struct xnames names;		/* get: the names listed so far */
 	u_int dups;			/* ... and how many came again */
+	int tree;			/* get: its handle lists its subtree */
+	struct xtframe *tstack;		/* ... where its walk stands */
+	u_int tdepth;			/* ... below d, tstack[0] */
 };
 TAILQ_HEAD(xdirs, xdir);
 

@@ -16,7 +16,9 @@
  * put, put -r, verified resume either way (a partial destination there
  * already), and -n 2 either way (lanes.c is replaced here by a second fake
  * connection, on its own responder: the input's second half), each with
- * or without the requests that ride with INIT (early.c), -p and inplace.
+ * or without the requests that ride with INIT (early.c), -p and inplace,
+ * toward a server that takes handle references or not, that lists trees
+ * (tree@: every listing then names paths below it, with flags) or not.
  * A run that ends in fatal() (the first connection broken, as upstream
  * would end) is a step that ended (fuzz-common.h).  The engine's clock is
  * the harness's: it moves a millisecond at every look.
@@ -193,6 +195,7 @@ struct resp {
 	u_int64_t data_max;		/* ... which ends here all the same */
 	u_int ndata;			/* DATA replies sent */
 	int dirs;			/* get -r: paths are directories */
+	int tree;			/* the server lists trees (tree@) */
 	int hangup;
 	int started, go, done;		/* its thread: resp_start(), _wait() */
 };
@@ -209,7 +212,7 @@ resp_reset(struct resp *r)
 	r->handles = r->listed = 0;
 	r->size = r->data_max = 0;
 	r->ndata = 0;
-	r->dirs = r->hangup = 0;
+	r->dirs = r->hangup = r->tree = 0;
 }
 
 /*
@@ -342,6 +345,55 @@ name1(u_char *b, const char *name, u_int64_t size, int dir)
 
 static u_char body[MAXREQ + 64];
 
+/*
+ * A READDIR where the server lists trees (tree@): names of one to three
+ * components ("d0", "f1", "..", "" among them) with the flags "d", "" or
+ * others, directories or files, as the input says; three replies of names
+ * at most, then EOF.  Every READDIR is answered so, the top's own (an
+ * OPENDIR's) too, where such names are suspect.
+ */
+static void
+tree_names(struct resp *r, u_int32_t id)
+{
+	static const char *comp[] = { "d0", "d1", "f2", "..", "", "." };
+	static const char *flags[] = { "d", "", "d", "x" };
+	u_int8_t k = 3, c, i, j, nc;
+	size_t o, n;
+	char nm[64];
+
+	if (r->listed++ >= 3) {
+		put32(body, SSH2_FX_EOF);
+		put32(body + 4, 0);
+		put32(body + 8, 0);
+		emit(r, SSH2_FXP_STATUS, id, body, 12);
+		return;
+	}
+	(void)fz_u8(&r->in, &k);
+	k %= 8;
+	put32(body, k);
+	for (i = 0, o = 4; i < k; i++) {
+		c = (u_int8_t)(i * 37);
+		(void)fz_u8(&r->in, &c);
+		nc = c % 3 + 1;
+		nm[0] = '\0';
+		for (j = 0; j < nc; j++) {
+			if (j > 0)
+				strlcat(nm, "/", sizeof(nm));
+			strlcat(nm, comp[(c >> (2 + j)) % 6], sizeof(nm));
+		}
+		n = strlen(nm);
+		put32(body + o, n);
+		memcpy(body + o + 4, nm, n);
+		o += 4 + n;
+		n = strlen(flags[(c >> 5) & 3]);
+		put32(body + o, n);
+		memcpy(body + o + 4, flags[(c >> 5) & 3], n);
+		o += 4 + n;
+		o += attrs(body + o, r->size, (c & 0x80) || ((c >> 5) & 3) == 0);
+	}
+	emit(r, SSH2_FXP_NAME, id, body, o);
+}
+
 /* The reply a correct server gives to request q (type t, id id). */
 static void
 sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
@@ -404,6 +456,10 @@ sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
 		emit(r, SSH2_FXP_NAME, id, body, o);
 		return;
 	case SSH2_FXP_READDIR:
+		if (r->tree) {
+			tree_names(r, id);
+			return;
+		}
 		if (r->listed++ > 0) {
 			put32(body, SSH2_FX_EOF);
 			put32(body + 4, 0);
@@ -448,6 +504,13 @@ sane(struct resp *r, u_char t, u_int32_t id, const u_char *q, size_t qlen)
 			POKE_U64(body + 16, 32768);
 			POKE_U64(body + 24, 16);
 			emit(r, SSH2_FXP_EXTENDED_REPLY, id, body, 32);
+			return;
+		}
+		if (n == strlen(HPN_TREE_EXT) &&
+		    memcmp(s, HPN_TREE_EXT, n) == 0) {
+			put32(body, 4);
+			put32(body + 4, r->handles++);
+			emit(r, SSH2_FXP_HANDLE, id, body, 8);
 			return;
 		}
 		if (n == strlen(HPN_HASH_EXT) &&
@@ -880,7 +943,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u_int8_t mode = 0, flags = 0;
 	u_int16_t split = 0;
 	char sp[PATH_MAX], dp[PATH_MAX];
-	int sv[2][2], i, nconn, early, preserve, inplace, fd, ref;
+	int sv[2][2], i, nconn, early, preserve, inplace, fd, ref, tree;
 	u_int msg_id = 1;
 	u_char fds[FDS_MAX / 8];
 
@@ -891,6 +954,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* a server taking handle references (HPN_REF_EXT): the mode's
 	 * fourth bit; the responder answers whatever a request names */
 	ref = (mode >> 3) & 1;
+	/* ... and listing trees (HPN_TREE_EXT): its fifth */
+	tree = (mode >> 4) & 1;
 	mode %= M_MAX;
 	early = flags & 1;
 	preserve = (flags >> 1) & 1;
@@ -912,6 +977,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		resp[i].size = mode == M_N2GET ? 3 * HPN_STRIPE_PART + 999 :
 		    7000 + (flags >> 3) * 4000;
 		resp[i].dirs = mode == M_GETR;
+		resp[i].tree = tree;
 		resp[i].data_max = nconn == 2 ? DATA_MAX_LANES : DATA_MAX_ONE;
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) == -1)
 			fatal("socketpair: %s", strerror(errno));
@@ -956,6 +1022,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lim.open_handles = 0;
 		hpn_sftp_settle(h, SSH2_FILEXFER_VERSION, 32768, 32768, 8, 0);
 		h->can_ref = ref;
+		h->can_tree = tree;
 		if (lane_h != NULL)
 			hpn_sftp_settle_as(lane_h, h, SSH2_FILEXFER_VERSION);
 		switch (mode) {

@@ -10,7 +10,9 @@ server, every reply back, but for the replies that a rule replaces.
 
 A RULE is TYPE:NTH:ACTION[:ARG]: the NTH request of TYPE (a name such as
 REALPATH, OPEN, READ, or "*" for any; NTH from 1, or "*" for every one)
-gets, instead of the server's reply:
+gets, instead of the server's reply.  TREE is the EXTENDED request that
+opens a tree (tree@hpn-patch-set.invalid), TREEDIR a READDIR of such a
+handle (or of a reference to its request):
 
   status:N      a STATUS of code N (0 is OK) and no message
   type:T        a reply of type T (STATUS, HANDLE, DATA, NAME, ATTRS,
@@ -37,6 +39,12 @@ gets, instead of the server's reply:
   hangup        the connection closes there (the client sees its end)
   late          the server's reply, held back and sent after the next
                 reply (a server that answers out of order)
+  tname:F:K:STR for a tree's READDIR: the server's reply with one more
+                entry STR (relative to the tree's top) of flags F ("d":
+                its entries follow) and kind K (d: a directory, f: a file
+                of 1 byte)
+  tdeep:N       for a tree's READDIR: the server's reply with N more
+                entries, directories z, z/z, z/z/z... each flagged "d"
 
 With several rules the first that matches a request takes it: a rule
 counts (NTH) the requests of its TYPE that no rule before it took, so
@@ -62,6 +70,8 @@ import sys
 import time
 
 from sftpwire import frames
+
+TREE_EXT = b"tree@hpn-patch-set.invalid"
 
 INIT, VERSION = 1, 2
 NAMES = {1: "INIT", 3: "OPEN", 4: "CLOSE", 5: "READ", 6: "WRITE",
@@ -108,6 +118,7 @@ class Rule:
 
 # the reply each request wants when it succeeds
 WANTS = {"OPEN": HANDLE, "OPENDIR": HANDLE, "READ": DATA, "READDIR": NAME,
+         "TREE": HANDLE, "TREEDIR": NAME,
          "REALPATH": NAME, "READLINK": NAME, "STAT": ATTRS, "LSTAT": ATTRS,
          "FSTAT": ATTRS, "EXTENDED": 201}
 
@@ -123,6 +134,8 @@ class Relay:
         self.eofh = {}          # handle -> offset of an early EOF
         self.hang = False
         self.held = None        # a reply sent after the next one (late)
+        self.tree_ids = set()   # the ids of TREE requests
+        self.tree_handles = set()   # ... and the handles they made
 
     def note(self, s):
         if self.log:
@@ -138,11 +151,21 @@ class Relay:
             self.first_id = rid
         tname = NAMES.get(t, str(t))
         handle, off = None, None
-        if t in (5, 6) and len(body) >= 9:
+        if t in (5, 6, 12) and len(body) >= 9:
             (n,) = struct.unpack(">I", body[5:9])
             handle = body[9:9 + n]
             if len(body) >= 17 + n:
                 (off,) = struct.unpack(">Q", body[9 + n:17 + n])
+        if t == 200 and body[5:9 + len(TREE_EXT)] == \
+                struct.pack(">I", len(TREE_EXT)) + TREE_EXT:
+            tname = "TREE"
+            self.tree_ids.add(rid)
+        if t == 12 and handle is not None and (
+                handle in self.tree_handles or
+                (handle[:1] == b"\xff" and len(handle) % 4 == 1 and any(
+                    struct.unpack(">I", handle[i:i + 4])[0] in
+                    self.tree_ids for i in range(1, len(handle), 4)))):
+            tname = "TREEDIR"
         rule = None
         for r in self.rules:
             if r.matches(tname):
@@ -163,6 +186,9 @@ class Relay:
         (rid,) = struct.unpack(">I", body[1:5])
         tname, rule, handle, off = self.kind.pop(rid, ("?", None, None,
                                                        None))
+        if tname == "TREE" and body[0] == HANDLE and len(body) >= 9:
+            (n,) = struct.unpack(">I", body[5:9])
+            self.tree_handles.add(body[9:9 + n])
         if self.dump:
             want = WANTS.get(tname, STATUS)
             with open("%s/%04d" % (self.dump, self.ndump), "wb") as f:
@@ -211,6 +237,22 @@ class Relay:
             n = arg.encode()
             return [bytes([NAME]) + hdr + u32(count + 1) + body[9:] +
                     sstr(n) + sstr(n) + attrs_file(1)]
+        if act in ("tname", "tdeep"):
+            if body[0] != NAME:
+                return [body]
+            (count,) = struct.unpack(">I", body[5:9])
+            add = []
+            if act == "tname":
+                fl, kind, n = arg.split(":", 2)
+                add.append((n.encode(), fl.encode(), kind == "d"))
+            else:
+                add = [(b"/".join([b"z"] * (i + 1)), b"d", True)
+                       for i in range(int(arg))]
+            extra = b"".join(sstr(n) + sstr(fl) +
+                             attrs_file(1, 0o40755 if d else 0o100644)
+                             for n, fl, d in add)
+            return [bytes([NAME]) + hdr + u32(count + len(add)) +
+                    body[9:] + extra]
         if act == "count":
             return [bytes([NAME]) + hdr + u32(int(arg)) + sstr(b"x") +
                     sstr(b"x") + attrs_file(1)]

@@ -33,6 +33,8 @@ for i in 0 1 2 3 4; do
 	head -c `expr 100000 \* \( $i + 1 \)` /dev/urandom > $W/src/tree/f$i
 done
 head -c 70000 /dev/urandom > $W/src/tree/sub/g
+mkdir -p $W/src/tree/sub/s2
+head -c 5000 /dev/urandom > $W/src/tree/sub/s2/h
 head -c 20000000 /dev/urandom > $W/src/huge	# -n: in parts
 (cd $W/src && find . -type f | LC_ALL=C sort | xargs sha256sum) > $W/src.sum
 
@@ -239,13 +241,46 @@ case_ get 'CLOSE:*:type:DATA' 255 'CLOSE \(request [0-9]+\): Expected'
 case_ get 'READ:2:data:1' 0 -
 
 verbose "$tid: replies to a directory download's requests"
-case_ getr 'OPENDIR:*:status:0' 1 "remote readdir"
-case_ getr 'OPENDIR:*:handle:300' 255 "a handle of 300 bytes"
-# a subdirectory's READDIRs name its OPENDIR (handle-ref@): a reply to
-# them before the OPENDIR's breaks the order, and one that failed ends the
-# directory once they are answered
+# the top's OPENDIR with INIT, then (its answer not used) a tree
+case_ getr 'OPENDIR:*:status:0 TREE:*:status:0' 1 "remote readdir"
+case_ getr 'OPENDIR:*:handle:300 TREE:*:handle:300' 255 "a handle of 300 bytes"
+# a subdirectory is opened as a tree (tree@: the TREE request), its
+# READDIRs (TREEDIR) naming it (handle-ref@): a reply to them before the
+# TREE's breaks the order, and one that failed ends the directory once
+# they are answered
+case_ getr 'TREE:1:late' 255 "answered before its OPENDIR"
+case_ getr 'TREE:1:status:3' 1 "remote readdir"
+# a tree's names: relative to its top, in the directory the walk stands
+# in or one it is in, "d" on directories no deeper than asked
+case_ getr 'TREEDIR:1:tname:d:d:../evil' 255 'suspect name "\.\./evil" in a tree'
+case_ getr 'TREEDIR:1:tname::f:s2/..' 255 'suspect name "s2/\.\."'
+case_ getr 'TREEDIR:1:tname::f:/etc' 255 'suspect name "/etc"'
+case_ getr 'TREEDIR:1:tname::f:s2//x' 255 'suspect name "s2//x"'
+case_ getr 'TREEDIR:1:tname::f:s2/' 255 'suspect name "s2/"'
+case_ getr 'TREEDIR:1:tname::f:nowhere/x' 255 'in no directory'
+case_ getr 'TREEDIR:1:tname:d:f:x' 255 'listed as a directory'
+case_ getr 'TREEDIR:1:tdeep:70' 255 'deeper than 63 levels'
+case_ getr 'TREEDIR:1:tname:d:d:g' 0 'sent "g" again'
+case_ getr 'TREEDIR:1:tname::f:g' 0 'sent "g" again'
+case_ getr 'TREEDIR:*:status:4' 1 "Couldn't read directory"
+case_ getr 'TREEDIR:1:type:ATTRS' 255 "Expected SSH2_FXP_NAME"
+case_ getr 'TREEDIR:*:type:NAME' 1 'the listing goes round'
+# a server without tree@ (sftp-server -P tree): the subdirectory's own
+# OPENDIR, its READDIRs naming it, as before
+SFTPSERVER_TREE=$SFTPSERVER
+SFTPSERVER="$SFTPSERVER -P tree"
+srv 'TREE:*:status:0'
+client getr
+[ -s $W/log ] && fail "a server without tree@ was asked for a tree"
+[ "`cat $W/rc`" = 0 ] ||
+	fail "get -r without tree@: exit status `cat $W/rc`: `tail -n 3 $W/err`"
+state getr "get -r without tree@"
+[ $SHORT = 0 ] || fail "get -r without tree@: $SHORT files short"
+diff -r $W/src/tree $W/dst/tree > /dev/null ||
+	fail "get -r without tree@: the copy differs"
 case_ getr 'OPENDIR:2:late' 255 "answered before its OPENDIR"
 case_ getr 'OPENDIR:2:status:3' 1 "remote readdir"
+SFTPSERVER=$SFTPSERVER_TREE
 case_ getr 'READDIR:1:names:../evil' 0 'suspect path "\.\./evil"'
 case_ getr 'READDIR:1:names:a/b' 0 'suspect path "a/b"'
 case_ getr 'READDIR:1:names:..' 0 'suspect path "\.\."'
@@ -310,7 +345,7 @@ else
 fi
 for mode in $modes; do
 	for t in REALPATH STAT LSTAT OPEN READ WRITE CLOSE SETSTAT OPENDIR \
-	    READDIR MKDIR; do
+	    READDIR MKDIR TREE TREEDIR; do
 		for a in $acts; do
 			# every READ answered with a byte of data more: an
 			# endless file, as any client reads it (not a hang)

@@ -48,8 +48,10 @@ mktree() {
 SRC=$W/src
 mktree $SRC
 
-servers="ours"
+# ours, and ours without tree@ (-P tree: each directory listed by itself)
+servers="ours notree"
 SRV_ours=$SFTPSERVER
+SRV_notree=`mkserver notree $SFTPSERVER -P tree`
 if [ -n "$HPN_STOCK_TREE" ] && [ -x "$HPN_STOCK_TREE/sftp-server" ]; then
 	servers="$servers stock"
 	SRV_stock=$HPN_STOCK_TREE/sftp-server
@@ -68,6 +70,46 @@ if $PY -c 'import paramiko' 2>/dev/null; then
 else
 	skip_part "paramiko's sftp server" "no python3-paramiko"
 fi
+
+# --- a tree is a directory's listing: where sftp-server -P denies
+# "opendir" or "readdir", it offers no tree@ and answers none, and a
+# recursive download fails as upstream's does (no name listed, no file)
+for deny in opendir readdir; do
+	verbose "$tid: sftp-server -P $deny: no tree either"
+	w=`mkserver deny $SFTPSERVER -P $deny`
+	rm -rf $W/deny
+	mkdir -p $W/deny
+	${SCP} -r -D $w somehost:$SRC $W/deny/ > $W/out 2>&1 &&
+		fail "-P $deny: scp -r down succeeded"
+	n=`find $W/deny -type f | wc -l`
+	[ "$n" -eq 0 ] || fail "-P $deny: $n files copied"
+	$PY - $SFTPSERVER -P $deny <<'PYEOF' > $W/out 2>&1 ||
+import struct, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE)
+def send(b):
+    p.stdin.write(struct.pack(">I", len(b)) + b)
+    p.stdin.flush()
+def recv():
+    n = struct.unpack(">I", p.stdout.read(4))[0]
+    return p.stdout.read(n)
+def s(b):
+    return struct.pack(">I", len(b)) + b
+send(b"\x01" + struct.pack(">I", 3))
+v = recv()
+if b"tree@hpn-patch-set.invalid" in v:
+    sys.exit("tree@ offered")
+send(b"\xc8" + struct.pack(">I", 7) + s(b"tree@hpn-patch-set.invalid") +
+     s(b"/") + struct.pack(">I", 64))
+r = recv()
+if r[0] != 101 or struct.unpack(">I", r[5:9])[0] != 3:
+    sys.exit("tree answered: type %d %r" % (r[0], r[5:9]))
+p.stdin.close()
+p.wait(10)
+PYEOF
+		fail "-P $deny: `cat $W/out`"
+done
+rm -rf $W/deny
 
 # --- trees and several files, every server
 for s in $servers; do
@@ -344,13 +386,6 @@ for srv in ours stock; do
 		fi
 	done
 done
-# --- round trips in series for a tree 6 levels deep (a 1-byte file on
-# each): with our server a level costs one (its READDIRs go with its
-# OPENDIR, naming it: handle-ref@), 10 in all beyond nothing; without
-# handle references two a level, as before (16), and the copy the same
-verbose "$tid: round trips for a deep tree"
-rm -rf $W/deep $W/rt/deep
-
 # --- 600 one-byte files in one directory: every OPEN and READ goes in
 # the round trip after the listing (a file whose size has all been asked
 # for holds no budget; two READs a file fit in the READs out): before, 258
@@ -380,13 +415,26 @@ done
 [ "`treesum $W/many`" = "`treesum $W/rt/many`" ] ||
 	fail "scp -r down of 600 files: differs"
 rm -rf $W/many $W/rt/many
+
+# --- round trips in series for a tree 6 levels deep (a 1-byte file on
+# each): with our server the top is listed as it was opened with INIT and
+# each directory in it as a tree (tree@), whose names all come in the round
+# trip after the top's listing, whatever the depth (MOST_TREE); without
+# tree@ a level costs one (its READDIRs go with its OPENDIR, naming it:
+# handle-ref@), 10 in all beyond nothing; without handle references two a
+# level, as before (16), and the copy the same
+verbose "$tid: round trips for a deep tree"
+MOST_TREE=5	# 4 seen: INIT (the top's OPENDIR), its READDIRs, the tree
+		# of a with its READDIRs, every file's OPEN and READs
+rm -rf $W/deep $W/rt/deep
 mkdir -p $W/deep/a/b/c/d/e/f
 for p in "" /a /a/b /a/b/c /a/b/c/d /a/b/c/d/e /a/b/c/d/e/f; do
 	printf x > $W/deep$p/x
 done
-for srv in ours stock; do
+for srv in ours notree stock; do
 	case $srv in
-	ours) s=$SFTPSERVER; most=10 ;;
+	ours) s=$SFTPSERVER; most=$MOST_TREE ;;
+	notree) s="$SFTPSERVER -P tree"; most=10 ;;
 	stock) [ -n "$SRV_stock" ] || continue
 		s=$SRV_stock; most=16 ;;
 	esac
@@ -409,6 +457,10 @@ for srv in ours stock; do
 			fail "$how -r down of a deep tree ($srv server): $d round trips in series, more than $most"
 		[ "`treesum $W/deep`" = "`treesum $W/rt/deep`" ] ||
 			fail "$how -r down of a deep tree ($srv server): differs"
+		# with tree@, one OPENDIR (the top's, with INIT), one tree
+		n=`awk '$1 == "depth" && $3 == "OPENDIR"' $W/rep | wc -l`
+		[ $srv != ours ] || [ $n -eq 1 ] ||
+			fail "$how -r down of a deep tree: $n OPENDIRs with tree@"
 	done
 done
 rm -rf $W/deep $W/rt/deep
