@@ -119,6 +119,19 @@ dir_finish(struct xrun *x, struct xdir *d)
 	dir_free(d);
 }
 
+/*
+ * put: d, or a directory it is in, was walked before its MKDIR's answer
+ * and is not there: what fails in it is not said again.
+ */
+int
+dir_gone(const struct xdir *d)
+{
+	for (; d != NULL; d = d->parent)
+		if (d->gone)
+			return 1;
+	return 0;
+}
+
 void
 dir_child_done(struct xrun *x, struct xdir *d, int ret)
 {

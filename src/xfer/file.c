@@ -385,7 +385,7 @@ file_close(struct xrun *x, struct xfile *f)
 static void
 file_message(struct xfile *f)
 {
-	if (f->parent == NULL)
+	if (f->parent == NULL || dir_gone(f->parent))
 		return;
 	if (is_get(f->job))
 		error("Download of file %s to %s failed", f->src, f->dst);
@@ -761,7 +761,8 @@ reply_file(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
 			return;
 		case SFTP_R_STATUS:
 			q->lane->nhandles--;
-			if (f->st == NULL || !f->st->whole->failed)
+			if ((f->st == NULL || !f->st->whole->failed) &&
+			    !dir_gone(f->parent))
 				error("%s open \"%s\": %s",
 				    is_get(f->job) ? "remote" : "dest",
 				    is_get(f->job) ? f->src : f->dst,

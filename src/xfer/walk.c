@@ -520,12 +520,57 @@ dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
 	req_path(x, SSH2_FXP_MKDIR, req_new(x, XR_MKDIR, NULL, d), dst, &mk);
 	send_stat(x, XR_DSTAT, NULL, d, dst);
 	d->waits += 2;
+	/*
+	 * A server that takes handle references answers in order
+	 * (HPN_REF_EXT): what goes into d may follow its MKDIR at once on the
+	 * same connection, instead of a round trip later at every level.  With
+	 * one connection only (-n: a file may go on another).  Where the
+	 * MKDIR fails and the path is no directory, the requests for what is
+	 * in it fail too, each said with its name, and d fails when its
+	 * answers come (put_dir_started()), which it waits for (pending).
+	 */
+	if (!d->top && x->nlanes == 1 && L0(x)->h->can_ref) {
+		d->ahead = 1;
+		d->pending++;
+		d->ok = 1;
+		d->step = D_LIST;
+		dirq_add(x, d);
+	}
+}
+
+/* put: the answers to d's MKDIR and STAT, d walked already (ahead). */
+static void
+put_dir_checked(struct xrun *x, struct xdir *d)
+{
+	d->ahead = 0;
+	if (d->mkdir_ok)
+		d->created = 1;
+	else if (!d->stat_ok || !d->stat_isdir) {
+		/* said once, for the directory that is not there */
+		if (dir_gone(d->parent))
+			;
+		else if (!d->stat_ok)
+			error("stat remote \"%s\": %s", d->dst,
+			    fx2txt(d->stat_status));
+		else
+			error("\"%s\" exists but is not a directory", d->dst);
+		d->ok = 0;
+		d->failed = 1;
+		d->gone = 1;
+	}
+	if (interrupted)
+		d->failed = 1;
+	dir_child_done(x, d, d->failed ? -1 : 0);
 }
 
 /* put: all that the start of d waited for is in. */
 static void
 put_dir_started(struct xrun *x, struct xdir *d)
 {
+	if (d->ahead) {
+		put_dir_checked(x, d);
+		return;
+	}
 	if (interrupted) {
 		dir_fail(x, d);
 		return;

@@ -283,6 +283,8 @@ struct xdir {
 	int failed;
 	int made;			/* get: local mkdir done */
 	int created;			/* put: our MKDIR made it */
+	int ahead;			/* put: walked before its MKDIR's answer */
+	int gone;			/* put: ... which failed (said) */
 	mode_t mode, tmpmode;
 	struct xnames names;		/* get: the names listed so far */
 	u_int dups;			/* ... and how many came again */
@@ -451,6 +453,7 @@ void	lane_forget(struct xrun *, struct xlane *);
 void	dir_free(struct xdir *);
 void	dirq_add(struct xrun *, struct xdir *);
 void	dirq_del(struct xrun *, struct xdir *);
+int	dir_gone(const struct xdir *);
 void	dir_child_done(struct xrun *, struct xdir *, int);
 void	dir_listed(struct xrun *, struct xdir *);
 void	dir_end(struct xrun *, struct xdir *);

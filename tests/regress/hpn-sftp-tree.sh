@@ -462,7 +462,40 @@ for srv in ours notree stock; do
 		[ $srv != ours ] || [ $n -eq 1 ] ||
 			fail "$how -r down of a deep tree: $n OPENDIRs with tree@"
 	done
+	# up: where the server answers in order (handle-ref@), what goes
+	# into a directory follows its MKDIR at once: 3 round trips seen
+	# (9 when each level waited for its MKDIR's answer), 10 toward stock
+	case $srv in
+	stock) most=11 ;;
+	*) most=4 ;;
+	esac
+	rm -rf $W/rep $W/rt/up
+	mkdir -p $W/rt/up
+	${SCP} -r -D $w $W/deep somehost:$W/rt/up/ > $W/out 2>&1 ||
+		fail "scp -r up of a deep tree ($srv server) failed: `cat $W/out`"
+	waitrep "scp -r up of a deep tree"
+	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+	trace "scp -r up, deep tree, $srv server: $d round trips"
+	[ -n "$d" ] && [ "$d" -le $most ] ||
+		fail "scp -r up of a deep tree ($srv server): $d round trips in series, more than $most"
+	[ "`treesum $W/deep`" = "`treesum $W/rt/up/deep`" ] ||
+		fail "scp -r up of a deep tree ($srv server): differs"
 done
+# a directory of the tree that is a file on the server: said once, the
+# file left as it was, nothing copied into it, the rest copied, status 1
+rm -rf $W/rt/up
+mkdir -p $W/rt/up/deep/a
+echo blocker > $W/rt/up/deep/a/b
+${SCP} -r -D $SFTPSERVER $W/deep somehost:$W/rt/up/ > $W/out 2>&1 &&
+	fail "scp -r up onto a file in the way: success"
+[ "`grep -c . $W/out`" = 1 ] && grep -q 'a/b" exists but is not a directory' $W/out ||
+	fail "scp -r up onto a file in the way: said `grep -c . $W/out` lines: `head -n 3 $W/out`"
+[ "`cat $W/rt/up/deep/a/b`" = blocker ] ||
+	fail "scp -r up onto a file in the way: the file changed"
+cmp -s $W/deep/x $W/rt/up/deep/x && cmp -s $W/deep/a/x $W/rt/up/deep/a/x ||
+	fail "scp -r up onto a file in the way: the rest not copied"
+[ "`find $W/rt/up -type f | wc -l`" = 3 ] ||
+	fail "scp -r up onto a file in the way: `find $W/rt/up -type f | wc -l` files"
 rm -rf $W/deep $W/rt/deep
 
 w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
