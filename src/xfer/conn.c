@@ -97,6 +97,7 @@ send_blocking(struct hpn_sftp *h, struct sshbuf *b)
 		fatal("Couldn't send packet: %s", strerror(errno));
 }
 
+/* The next reply in m; one to a READDIR with INIT is kept (erd_keep()). */
 void
 recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 {
@@ -104,6 +105,7 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 	u_int len;
 	int r;
 
+ again:
 	sshbuf_reset(m);
 	if ((r = sshbuf_reserve(m, 4, &p)) != 0)
 		fatal_fr(r, "reserve");
@@ -117,6 +119,8 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 		fatal_fr(r, "reserve");
 	if (atomicio(read, h->fd_in, p, len) != len)
 		fatal("Connection closed");
+	if (h->nerd > 0 && erd_keep(h, m))
+		goto again;
 }
 
 /* ------------------------------------------------------------------ */

@@ -346,12 +346,62 @@ spec_done(struct hpn_sftp *h, u_int id, u_int status)
 	return 0;
 }
 
+/*
+ * With INIT and the download's OPENDIR (of the path scp or sftp -b will
+ * get with -r), its first READDIRs naming it (a handle reference), before
+ * the server's VERSION says whether it takes them: where it does, the top
+ * directory's names come with INIT's answers, a round trip sooner; where
+ * it does not, they fail as READDIRs of an unknown handle and are sent
+ * again.  The engine takes them over with the OPENDIR (erd_take()); their
+ * replies that come before it runs are kept (erd_keep()).
+ */
+static void
+erd_send(struct hpn_sftp *h, struct sshbuf *b)
+{
+	u_char ref[HPN_REF_LEN_MAX];
+	u_int32_t id = h->e[E_OPENDIR].id;
+	size_t hlen;
+
+	hlen = hpn_sftp_ref_make(ref, &id, 1);
+	for (h->nerd = 0; h->nerd < ERD_MAX; h->nerd++) {
+		h->erd[h->nerd].id = (*h->msg_id)++;
+		frame_handle(b, SSH2_FXP_READDIR, h->erd[h->nerd].id, ref,
+		    hlen, NULL);
+	}
+}
+
+/* A reply m (type, id, body) to one of the READDIRs with INIT: kept. */
+int
+erd_keep(struct hpn_sftp *h, const struct sshbuf *m)
+{
+	const u_char *p = sshbuf_ptr(m);
+	u_int i, id;
+
+	if (sshbuf_len(m) < 5)
+		return 0;
+	id = PEEK_U32(p + 1);
+	for (i = 0; i < h->nerd; i++) {
+		if (h->erd[i].id != id || h->erd[i].done)
+			continue;
+		if ((h->erd[i].reply = sshbuf_new()) == NULL ||
+		    sshbuf_putb(h->erd[i].reply, m) != 0)
+			fatal_f("sshbuf failed");
+		h->erd[i].done = 1;
+		return 1;
+	}
+	return 0;
+}
+
 int
 hpn_sftp_stash(struct hpn_sftp *h, struct sshbuf *m)
 {
 	const u_char *p = sshbuf_ptr(m);
 
-	if (h == NULL || h->spec_open == 0 || sshbuf_len(m) < 9 ||
+	if (h == NULL)
+		return 0;
+	if (h->nerd > 0 && erd_keep(h, m))
+		return 1;
+	if (h->spec_open == 0 || sshbuf_len(m) < 9 ||
 	    p[0] != SSH2_FXP_STATUS)
 		return 0;
 	return spec_done(h, PEEK_U32(p + 1), PEEK_U32(p + 5));
@@ -386,6 +436,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 			    h->pf_path, NULL, 0);
 			early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR,
 			    h->pf_path, NULL, 0);
+			erd_send(h, b);
 		}
 	}
 	if (pf.put_dst != NULL && !limited) {
@@ -777,6 +828,11 @@ early_free(struct hpn_sftp *h)
 		h->e[i].handle = NULL;
 		h->e[i].used = 1;
 	}
+	for (i = 0; i < ERD_MAX; i++) {
+		sshbuf_free(h->erd[i].reply);
+		h->erd[i].reply = NULL;
+	}
+	h->nerd = 0;
 	if (h->put_fd != -1)
 		close(h->put_fd);
 	h->put_fd = -1;

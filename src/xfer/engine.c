@@ -369,6 +369,8 @@ dispatch(struct xrun *x, struct xlane *l, struct sshbuf *m)
 		break;
 	case XR_SPEC:
 		/* a WRITE with INIT the server could not take: sent again */
+	case XR_ERD:
+		/* a READDIR with INIT no download took */
 		break;
 	case XR_PFCLOSE:
 		if (req_status(x, q, type, m, &status) == 0)
@@ -389,6 +391,13 @@ dispatch(struct xrun *x, struct xlane *l, struct sshbuf *m)
 	}
 	free(q->path);
 	free(q);
+}
+
+/* A reply kept before the run (a READDIR's with INIT), as if it came now. */
+void
+reply_kept(struct xrun *x, struct sshbuf *m)
+{
+	dispatch(x, L0(x), m);
 }
 
 static void
@@ -581,6 +590,7 @@ early_close(struct xrun *x)
 	int kinds[] = { E_OPENDIR, E_OPEN, E_OPENT }, i;
 
 	spec_take(x, NULL);	/* WRITEs with INIT no upload took */
+	erd_take(x, NULL);	/* READDIRs with INIT no download took */
 	for (i = 0; i < 3; i++) {
 		e = &x->h->e[kinds[i]];
 		if (e->handle == NULL)

@@ -59,6 +59,7 @@ RB_GENERATE(xnames, xname, node, xname_cmp);
 static void get_dir_started(struct xrun *, struct xdir *);
 static struct xdir *get_entry(struct xrun *, struct xdir *, const char *,
     Attrib *, int);
+static void erd_replay(struct xrun *);
 static void put_dir_started(struct xrun *, struct xdir *);
 
 static struct xdir *
@@ -121,8 +122,62 @@ get_dir_early(struct xrun *x, struct xdir *d)
 	} else
 		d->open_status = op->status;
 	debug2_f("\"%s\" opened with INIT", d->src);
-	get_dir_started(x, d);
+	erd_take(x, d->open_ok ? d : NULL);
+	get_dir_started(x, d);	/* d lives on while READDIRs are out */
+	erd_replay(x);
 	return 1;
+}
+
+/*
+ * get: the READDIRs that went with INIT naming d's OPENDIR (erd_send()), d
+ * the directory that took that OPENDIR, opened (NULL: none).  Where the
+ * server takes handle references they are d's first, out until answered
+ * (d outlives them, even when it fails at its start); the replies kept
+ * before the run are answered by erd_replay(), in order, the others as
+ * they come.  Else their replies (failures, or names nobody wants) are
+ * dropped.
+ */
+void
+erd_take(struct xrun *x, struct xdir *d)
+{
+	struct hpn_sftp *h = x->h;
+	u_int i, n = h->nerd;
+
+	if (n == 0)
+		return;
+	h->nerd = 0;		/* no more are kept: the run takes them */
+	if (d == NULL || !h->can_ref) {
+		for (i = 0; i < n; i++) {
+			if (!h->erd[i].done)
+				(void)req_add(x, XR_ERD, NULL, NULL,
+				    h->erd[i].id);
+			sshbuf_free(h->erd[i].reply);
+			h->erd[i].reply = NULL;
+		}
+		debug2_f("%u READDIRs with INIT: not used", n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		(void)req_add(x, XR_READDIR, NULL, d, h->erd[i].id);
+		d->rdout++;
+	}
+	debug2_f("%u READDIRs with INIT: taken", n);
+}
+
+/* get: the replies to READDIRs with INIT kept before the run, answered. */
+static void
+erd_replay(struct xrun *x)
+{
+	struct hpn_sftp *h = x->h;
+	u_int i;
+
+	for (i = 0; i < ERD_MAX; i++) {
+		if (h->erd[i].reply == NULL)
+			continue;
+		reply_kept(x, h->erd[i].reply);
+		sshbuf_free(h->erd[i].reply);
+		h->erd[i].reply = NULL;
+	}
 }
 
 /* get: a directory, from a job or a listing. */

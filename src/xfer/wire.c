@@ -143,7 +143,7 @@ req_name(int kind)
 	static const char *names[] = {
 		"OPEN", "READ", "WRITE", "CLOSE", "FSETSTAT", "STAT",
 		"REALPATH", "OPENDIR", "READDIR", "CLOSE", "MKDIR", "STAT",
-		"SETSTAT", "SETSTAT", "CLOSE", "WRITE"
+		"SETSTAT", "SETSTAT", "CLOSE", "WRITE", "READDIR"
 	};
 
 	return kind >= 0 && (size_t)kind < sizeof(names) / sizeof(*names) ?

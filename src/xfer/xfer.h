@@ -134,6 +134,17 @@ struct spec {
 };
 #define SPEC_MAX	(HPN_SFTP_SPEC / HPN_SFTP_SPEC_WRITE)
 
+/*
+ * A READDIR sent with INIT, naming the OPENDIR of the directory to
+ * download (erd_send()): its reply, when it came before the engine ran.
+ */
+struct erd {
+	u_int id;
+	int done;
+	struct sshbuf *reply;		/* type, id, body */
+};
+#define ERD_MAX		X_READDIRS
+
 struct hpn_sftp {
 	int fd_in, fd_out;
 	u_int *msg_id;			/* the connection's, shared */
@@ -152,11 +163,14 @@ struct hpn_sftp {
 	int put_preserve;
 	struct spec spec[SPEC_MAX];	/* the upload's first bytes, with INIT */
 	u_int nspec, spec_open;		/* ... not yet taken by the engine */
+	struct erd erd[ERD_MAX];	/* the download's first READDIRs */
+	u_int nerd;			/* ... not yet taken by the engine */
 };
 
 void	conn_free(struct hpn_sftp *);
 void	send_blocking(struct hpn_sftp *, struct sshbuf *);
 void	recv_blocking(struct hpn_sftp *, struct sshbuf *);
+int	erd_keep(struct hpn_sftp *, const struct sshbuf *);	/* early.c */
 
 /* ------------------------------------------------------------------ */
 /* early.c: what rides with INIT */
@@ -195,7 +209,7 @@ enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
 enum {
 	XR_OPEN, XR_READ, XR_WRITE, XR_CLOSE, XR_FSETSTAT, XR_STAT,
 	XR_REALPATH, XR_OPENDIR, XR_READDIR, XR_DCLOSE, XR_MKDIR, XR_DSTAT,
-	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE, XR_SPEC
+	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE, XR_SPEC, XR_ERD
 };
 
 struct xdir;
@@ -486,6 +500,8 @@ void	get_pump(struct xrun *, struct xfile *);
 void	put_pump(struct xrun *, struct xfile *);
 void	reply_data(struct xrun *, struct xreq *, u_char, struct sshbuf *);
 void	spec_take(struct xrun *, struct xfile *);
+void	erd_take(struct xrun *, struct xdir *);		/* walk.c */
+void	reply_kept(struct xrun *, struct sshbuf *);	/* engine.c */
 int	put_early(struct xrun *, struct xfile *);
 
 /* ------------------------------------------------------------------ */
