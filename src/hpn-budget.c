@@ -343,28 +343,42 @@ hpn_budget_give(u_int n)
 	atomic_fetch_sub(&bud.shm->used, n);
 }
 
+/* Slot i's process is gone: what it held goes back, the slot is free. */
+static void
+slot_free(u_int i)
+{
+	u_int64_t held;
+	pid_t pid = atomic_load(&bud.shm->slot[i].pid);
+
+	held = atomic_exchange(&bud.shm->slot[i].held, 0);
+	atomic_fetch_sub(&bud.shm->used, held);
+	atomic_store(&bud.shm->slot[i].pid, 0);
+	if (held > 0)
+		debug_f("process %ld gave back %llu bytes", (long)pid,
+		    (unsigned long long)held);
+}
+
 /*
  * The creator reaped process pid: what it held goes back, its slot is
- * free.
+ * free.  So do the slots of processes that are gone though the creator
+ * reaped no process of theirs: one started by a child of the creator's,
+ * not by the creator itself (a wrapper named by SshdSessionPath that
+ * runs sshd-session as its child; a privilege-separated child that
+ * outlived its monitor), which nobody here reaps.
  */
 void
 hpn_budget_reaped(pid_t pid)
 {
-	u_int64_t held;
+	pid_t p;
 	u_int i;
 
 	if (bud.fd == -1 || bud.shm == NULL || pid <= 0)
 		return;
 	for (i = 0; i < BUDGET_SLOTS; i++) {
-		if (atomic_load(&bud.shm->slot[i].pid) != pid)
+		if ((p = atomic_load(&bud.shm->slot[i].pid)) == 0)
 			continue;
-		held = atomic_exchange(&bud.shm->slot[i].held, 0);
-		atomic_fetch_sub(&bud.shm->used, held);
-		atomic_store(&bud.shm->slot[i].pid, 0);
-		if (held > 0)
-			debug_f("process %ld gave back %llu bytes", (long)pid,
-			    (unsigned long long)held);
-		return;
+		if (p == pid || (kill(p, 0) == -1 && errno == ESRCH))
+			slot_free(i);
 	}
 }
 

@@ -6,7 +6,9 @@
 #	anyway, the server logs that the budget stopped a window, and once the
 #	readers go on every byte arrives; without a budget (the control) the
 #	same measure shows more.  After them a new session's window grows
-#	again (the budget was given back).  Option values, -T and -G.
+#	again (the budget was given back), also where the session runs under
+#	a wrapper (SshdSessionPath) whose process the listener reaps instead
+#	of the session's.  Option values, -T and -G.
 #	Placed in the Public Domain.
 
 tid="hpn window budget"
@@ -150,6 +152,58 @@ sleep 1
 p=`peak $SLOG $m`
 [ -n "$p" ] && [ "$p" -gt 16777216 ] ||
 	fail "after the others ended the window stopped at ${p:-?}: the budget was not given back"
+
+# A session that is no child of the listener's: SshdSessionPath names a
+# wrapper that runs sshd-session as its own child (as bench/meter does),
+# so the listener reaps the wrapper, not the process that held the
+# window.  A session killed ends without freeing its channels (nothing
+# given back by it): what it held must still go back once it is gone.  Before, the bench's sessions kept 1 GiB each, and
+# after six of them every window stayed at the stock size (2 MB/s at
+# 1 s).  An upload into a reader that takes 32 MiB and stops, its window
+# grown to the budget (24 MiB), its session's process killed; then an
+# upload whose window must grow past 16 MiB again.
+verbose "$tid: given back by a session under a wrapper, killed"
+printf '#!/bin/sh\n%s "$@"\nexit $?\n' "$SSHD_SESSION" > $W/session-wrap
+chmod 755 $W/session-wrap
+WPORT=`expr $PORT + 122`
+path_sshd wrapped ${REAL_SSHD} $WPORT "SshdSessionPath $W/session-wrap" \
+    "SshdAuthPath $SSHD_AUTH" "HPNBufferBudget 24M"
+WLOG=$OBJ/hpnbu-sshd.wrapped.log
+rm -f $W/out.w1 $W/out.w2
+$CNS timeout 120 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu -p $WPORT somehost \
+    "head -c 33554432 > $W/out.w1; sleep 60" < $W/data > /dev/null 2>&1 &
+cut=$!
+path_pids="$path_pids $cut"
+i=0
+while [ "`stat -c %s $W/out.w1 2>/dev/null`" != 33554432 ] && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+[ "`stat -c %s $W/out.w1 2>/dev/null`" = 33554432 ] ||
+	fail "the first upload through the wrapper did not get its 32 MiB"
+sleep 2			# its window fills with what the reader does not take
+# the session's process that holds the window, killed (as the OOM killer
+# or an administrator would): it frees no channel, gives nothing back
+sp=`pgrep -f "^sshd-session: $USER@notty"`
+[ `echo $sp | wc -w` = 1 ] || fail "not one session to kill: $sp"
+kill -9 $sp
+wait $cut 2>/dev/null
+i=0
+while pgrep -f "^sshd-session: $USER@notty" > /dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+pgrep -f "^sshd-session: $USER@notty" > /dev/null &&
+	fail "the session killed did not end"
+m=`wc -l < $WLOG`
+$CNS timeout 60 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu -p $WPORT somehost \
+    "cat > $W/out.w2" < $W/data || fail "the upload after it failed"
+cmp -s $W/data $W/out.w2 || fail "the upload after it: data differ"
+sleep 1
+p=`peak $WLOG $m`
+trace "through the wrapper, after a session killed: peak window ${p:-?}"
+[ -n "$p" ] && [ "$p" -gt 16777216 ] ||
+	fail "after a session under a wrapper was killed the window stopped at ${p:-?}: what it held was not given back"
 
 rm -rf $W
 path_cleanup
