@@ -579,12 +579,13 @@ dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
 	 * A server that takes handle references answers in order
 	 * (HPN_REF_EXT): what goes into d may follow its MKDIR at once on the
 	 * same connection, instead of a round trip later at every level.  With
-	 * one connection only (-n: a file may go on another).  Where the
+	 * one connection only, none planned (-n: a file may go on another,
+	 * also one that joins later).  Where the
 	 * MKDIR fails and the path is no directory, the requests for what is
 	 * in it fail too, each said with its name, and d fails when its
 	 * answers come (put_dir_started()), which it waits for (pending).
 	 */
-	if (!d->top && x->nlanes == 1 && L0(x)->h->can_ref) {
+	if (!d->top && x->nplan == 1 && L0(x)->h->can_ref) {
 		d->ahead = 1;
 		d->pending++;
 		d->ok = 1;
