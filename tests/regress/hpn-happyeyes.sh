@@ -139,11 +139,16 @@ grep -q "Happy Eyeballs" $H-err && fail "HappyEyes no: Happy Eyeballs ran"
 verbose "$tid: IPv6 dropped: IPv4 within HappyDelay and a round trip"
 nft_rules "$V6DROP"
 bound=`add $base 0.25 $RTT $MARGIN`
-he_ssh -p $HPORT
-[ $he_rc = 0 ] || fail "IPv6 dropped: no connection: `tail -3 $H-err`"
-[ "$he_addr" = "$S4" ] || fail "IPv6 dropped: connected to '$he_addr'"
-won "IPv6 dropped" IPv4 $S4
-lt $he_secs $bound || fail "IPv6 dropped: took $he_secs s, bound $bound (IPv4 alone $base)"
+for try in 1 2; do	# once more where a lost SYN cost 1 s (below)
+	he_ssh -p $HPORT
+	[ $he_rc = 0 ] || fail "IPv6 dropped: no connection: `tail -3 $H-err`"
+	[ "$he_addr" = "$S4" ] || fail "IPv6 dropped: connected to '$he_addr'"
+	won "IPv6 dropped" IPv4 $S4
+	lt $he_secs $bound && break
+	[ $try = 2 ] &&
+		fail "IPv6 dropped: took $he_secs s, bound $bound (IPv4 alone $base)"
+	trace "IPv6 dropped: took $he_secs s, measured once more"
+done
 trace "IPv6 dropped: $he_secs s (IPv4 alone $base, bound $bound)"
 
 # HappyDelay is honoured: IPv4 starts only after it
@@ -199,14 +204,21 @@ trace "hpnscp -n 2 over IPv4: $n connections"
 
 verbose "$tid: IPv6 refusing: IPv4 at once, not after HappyDelay"
 nft_rules "meta nfproto ipv6 tcp dport $HPORT reject with tcp reset"
-he_ssh -p $HPORT -oHappyDelay=3000
-[ $he_rc = 0 ] || fail "IPv6 refusing: no connection: `tail -3 $H-err`"
-[ "$he_addr" = "$S4" ] || fail "IPv6 refusing: connected to '$he_addr'"
-won "IPv6 refusing" IPv4 $S4
-grep -q "connect to address $S6 port $HPORT: Connection refused" $H-err ||
-	fail "IPv6 refusing: no refusal in -v"
-lt $he_secs `add $base $RTT $MARGIN` ||
-	fail "IPv6 refusing: took $he_secs s (IPv4 alone $base): waited for HappyDelay?"
+# (a SYN lost on a loaded machine costs TCP's 1 s retransmission, as in a
+# CI run beside a fuzzer: 1.55 s against a bound of 1.24; waiting for
+# HappyDelay costs 3 s here: a second measure where the first was over)
+for try in 1 2; do
+	he_ssh -p $HPORT -oHappyDelay=3000
+	[ $he_rc = 0 ] || fail "IPv6 refusing: no connection: `tail -3 $H-err`"
+	[ "$he_addr" = "$S4" ] || fail "IPv6 refusing: connected to '$he_addr'"
+	won "IPv6 refusing" IPv4 $S4
+	grep -q "connect to address $S6 port $HPORT: Connection refused" $H-err ||
+		fail "IPv6 refusing: no refusal in -v"
+	lt $he_secs `add $base $RTT $MARGIN` && break
+	[ $try = 2 ] &&
+		fail "IPv6 refusing: took $he_secs s (IPv4 alone $base): waited for HappyDelay?"
+	trace "IPv6 refusing: took $he_secs s, measured once more"
+done
 
 verbose "$tid: nothing answers: ConnectTimeout bounds the whole"
 nft_rules 'meta l4proto tcp drop'
