@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define WALK_OPS	512	/* READDIRs and changes, at most */
 #define NAMES_MAX	4096	/* names a walk may give here */
 
-static char scratch[PATH_MAX];	/* the tree's top */
+static char scratch[PATH_MAX];	/* the tree's top, in its own directory */
 
 /* a name of kind k (i: to tell them apart) */
 static void
@@ -408,6 +408,24 @@ count_fds(void)
 	return n;
 }
 
+/* At exit: the scratch directory goes (the tree, then its parent). */
+static void
+scratch_remove(void)
+{
+	char *top = strrchr(scratch, '/');
+	int dfd;
+
+	if (top == NULL)
+		return;
+	*top = '\0';
+	if ((dfd = open(scratch, O_RDONLY|O_DIRECTORY)) != -1) {
+		(void)rm_tree_at(dfd, top + 1);
+		close(dfd);
+	}
+	(void)rmdir(scratch);
+	*top = '/';
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -421,6 +439,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (mkdtemp(scratch) == NULL)
 		fz_bad("mkdtemp: %s", strerror(errno));
 	strlcat(scratch, "/t", sizeof(scratch));
+	atexit(scratch_remove);
 	if (mkdir(scratch, 0755) != 0)
 		fz_bad("mkdir %s: %s", scratch, strerror(errno));
 	return 0;
