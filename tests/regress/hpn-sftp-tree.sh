@@ -426,6 +426,16 @@ rm -rf $W/many $W/rt/many
 # READDIRs go with its OPENDIR, naming it: handle-ref@), 8 seen; without
 # handle references two a level, as before (16), and the copy the same
 verbose "$tid: round trips for a deep tree"
+# deep_check WHAT MOST COPY: the proxy's report of the run just made: at
+# most MOST round trips in series, and COPY the same tree as $W/deep
+deep_check() {
+	waitrep "$1"
+	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+	trace "$1: $d round trips"
+	[ -n "$d" ] && [ "$d" -le $2 ] ||
+		fail "$1: $d round trips in series, more than $2"
+	[ "`treesum $W/deep`" = "`treesum $3`" ] || fail "$1: differs"
+}
 MOST_TREE=4	# 3 seen: INIT (the top's OPENDIR and READDIRs), the tree
 		# of a with its READDIRs, every file's OPEN and READs
 rm -rf $W/deep $W/rt/deep
@@ -452,13 +462,8 @@ for srv in ours notree stock; do
 			batch "get -r $W/deep $W/rt/"
 			${SFTP} -D $w -b $W/batch > $W/out 2>&1
 		fi || fail "$how -r down of a deep tree ($srv server) failed: `cat $W/out`"
-		waitrep "$how -r down of a deep tree"
-		d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
-		trace "$how -r down, deep tree, $srv server: $d round trips"
-		[ -n "$d" ] && [ "$d" -le $most ] ||
-			fail "$how -r down of a deep tree ($srv server): $d round trips in series, more than $most"
-		[ "`treesum $W/deep`" = "`treesum $W/rt/deep`" ] ||
-			fail "$how -r down of a deep tree ($srv server): differs"
+		deep_check "$how -r down of a deep tree ($srv server)" $most \
+		    $W/rt/deep
 		# with tree@, one OPENDIR (the top's, with INIT), one tree
 		n=`awk '$1 == "depth" && $3 == "OPENDIR"' $W/rep | wc -l`
 		[ $srv != ours ] || [ $n -eq 1 ] ||
@@ -475,13 +480,7 @@ for srv in ours notree stock; do
 	mkdir -p $W/rt/up
 	${SCP} -r -D $w $W/deep somehost:$W/rt/up/ > $W/out 2>&1 ||
 		fail "scp -r up of a deep tree ($srv server) failed: `cat $W/out`"
-	waitrep "scp -r up of a deep tree"
-	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
-	trace "scp -r up, deep tree, $srv server: $d round trips"
-	[ -n "$d" ] && [ "$d" -le $most ] ||
-		fail "scp -r up of a deep tree ($srv server): $d round trips in series, more than $most"
-	[ "`treesum $W/deep`" = "`treesum $W/rt/up/deep`" ] ||
-		fail "scp -r up of a deep tree ($srv server): differs"
+	deep_check "scp -r up of a deep tree ($srv server)" $most $W/rt/up/deep
 done
 # a directory of the tree that is a file on the server: said once, the
 # file left as it was, nothing copied into it, the rest copied, status 1
