@@ -31,12 +31,28 @@
  *    Every call the code makes is still a call with its checks: a blob of
  *    a wrong size or an invalid key is refused by the real function, as
  *    what it refused is kept with its error.
+ *  - Signatures by RSA (PKCS #1 v1.5) and Ed25519 keys, both the same
+ *    every time for the same key, algorithm and data, are kept the same
+ *    way (-Wl,--wrap=sshkey_sign: RSA's private operation was two fifths
+ *    of early_client's time), by the key's public blob, the algorithm and
+ *    the data, compared whole; other keys and failures are signed again.
+ *  - A private key file read without a passphrase is kept by its path and
+ *    what stat() says of it (-Wl,--wrap=sshkey_load_private_type: the
+ *    file's base64, decoded a byte at a time through the instrumented
+ *    sshbuf, was a sixth of early_client's time), and given again as a
+ *    new key: an RSA key holding a reference to the first one's EVP_PKEY
+ *    (parsing it again set up its blinding each time: a third of the
+ *    time once the file was kept), another parsed from its private blob.
+ *    The file is still opened every time: a missing or changed file is
+ *    read again.
  */
 #ifndef HPN_FUZZ_PEER_H
 #define HPN_FUZZ_PEER_H
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -61,6 +77,17 @@ int	__real_kex_kem_mlkem768x25519_dec(struct kex *, const struct sshbuf *,
 	    struct sshbuf **);
 int	__wrap_kex_kem_mlkem768x25519_dec(struct kex *, const struct sshbuf *,
 	    struct sshbuf **);
+
+int	__real_sshkey_sign(struct sshkey *, u_char **, size_t *,
+	    const u_char *, size_t, const char *, const char *, const char *,
+	    u_int);
+int	__wrap_sshkey_sign(struct sshkey *, u_char **, size_t *,
+	    const u_char *, size_t, const char *, const char *, const char *,
+	    u_int);
+int	__real_sshkey_load_private_type(int, const char *, const char *,
+	    struct sshkey **, char **);
+int	__wrap_sshkey_load_private_type(int, const char *, const char *,
+	    struct sshkey **, char **);
 
 EVP_PKEY *__real_EVP_PKEY_new(void);
 EVP_PKEY *__wrap_EVP_PKEY_new(void);
@@ -396,6 +423,204 @@ __wrap_kex_kem_mlkem768x25519_dec(struct kex *kex,
 	    shared_secretp);
 	fzp_kem_keep(e, inlen, r, *shared_secretp, NULL, kex);
 	return r;
+}
+
+/* --- signatures, kept by key, algorithm and data ------------------------ */
+
+/*
+ * What a signature was made from (the key's public blob, the algorithm's
+ * name, the data) and the signature, in static storage.  Longer inputs
+ * (a request of a very long user name) are signed every time.
+ */
+#define FZP_SIG_SLOTS	256
+#define FZP_SIG_IN	8192
+#define FZP_SIG_OUT	1024
+
+static struct fzp_sig {
+	int	used;
+	size_t	inlen, siglen;
+	u_char	in[FZP_SIG_IN];
+	u_char	sig[FZP_SIG_OUT];
+} fzp_sig[FZP_SIG_SLOTS];
+static u_char fzp_sig_in[FZP_SIG_IN];
+
+int
+__wrap_sshkey_sign(struct sshkey *key, u_char **sigp, size_t *lenp,
+    const u_char *data, size_t datalen, const char *alg,
+    const char *sk_provider, const char *sk_pin, u_int compat)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
+	struct sshbuf *pub = NULL;
+	struct fzp_sig *e;
+	size_t i, n, alen;
+	int r;
+
+	if (sigp != NULL)
+		*sigp = NULL;
+	if (lenp != NULL)
+		*lenp = 0;
+	if (key == NULL || sigp == NULL || (key->type != KEY_RSA &&
+	    key->type != KEY_ED25519) || (pub = sshbuf_new()) == NULL ||
+	    sshkey_putb(key, pub) != 0)
+		goto sign;
+	alen = alg == NULL ? 0 : strlen(alg);
+	n = 3 * sizeof(size_t) + sshbuf_len(pub) + alen + datalen;
+	if (n > sizeof(fzp_sig_in))
+		goto sign;
+	n = 0;
+	i = sshbuf_len(pub);
+	memcpy(fzp_sig_in + n, &i, sizeof(i)), n += sizeof(i);
+	memcpy(fzp_sig_in + n, sshbuf_ptr(pub), i), n += i;
+	memcpy(fzp_sig_in + n, &alen, sizeof(alen)), n += sizeof(alen);
+	if (alen > 0)
+		memcpy(fzp_sig_in + n, alg, alen), n += alen;
+	memcpy(fzp_sig_in + n, &datalen, sizeof(datalen)), n += sizeof(datalen);
+	if (datalen > 0)
+		memcpy(fzp_sig_in + n, data, datalen), n += datalen;
+	sshbuf_free(pub);
+	pub = NULL;
+	for (i = 0; i < n; i++)
+		h = (h ^ fzp_sig_in[i]) * 0x100000001b3ULL;
+	e = &fzp_sig[(h >> 32) % FZP_SIG_SLOTS];
+	if (e->used && e->inlen == n && memcmp(e->in, fzp_sig_in, n) == 0) {
+		if ((*sigp = malloc(e->siglen)) == NULL)
+			return SSH_ERR_ALLOC_FAIL;
+		memcpy(*sigp, e->sig, e->siglen);
+		if (lenp != NULL)
+			*lenp = e->siglen;
+		return 0;
+	}
+	r = __real_sshkey_sign(key, sigp, lenp, data, datalen, alg,
+	    sk_provider, sk_pin, compat);
+	if (r == 0 && lenp != NULL && *lenp <= sizeof(e->sig)) {
+		e->inlen = n;
+		memcpy(e->in, fzp_sig_in, n);
+		e->siglen = *lenp;
+		memcpy(e->sig, *sigp, *lenp);
+		e->used = 1;
+	}
+	return r;
+ sign:
+	sshbuf_free(pub);
+	return __real_sshkey_sign(key, sigp, lenp, data, datalen, alg,
+	    sk_provider, sk_pin, compat);
+}
+
+/* --- private key files, kept by path and stat() ------------------------- */
+
+#define FZP_PRIV_SLOTS	8
+#define FZP_PRIV_BLOB	8192
+#define FZP_PRIV_PATH	1024
+
+static struct fzp_priv {
+	int	used, type;
+	EVP_PKEY *rsa;		/* a reference of the cache's: RSA keys */
+	char	path[FZP_PRIV_PATH];
+	struct stat st;
+	size_t	len;
+	u_char	blob[FZP_PRIV_BLOB];
+	char	comment[256];
+} fzp_priv[FZP_PRIV_SLOTS];
+static u_int fzp_priv_next;
+
+static int
+fzp_priv_same(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size && a->st_mode == b->st_mode &&
+	    a->st_uid == b->st_uid &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int
+__wrap_sshkey_load_private_type(int type, const char *path,
+    const char *passphrase, struct sshkey **keyp, char **commentp)
+{
+	struct sshbuf *b = NULL;
+	struct fzp_priv *e = NULL;
+	struct stat st;
+	char *comment = NULL;
+	u_int i;
+	int fd, r;
+
+	if (keyp != NULL)
+		*keyp = NULL;
+	if (commentp != NULL)
+		*commentp = NULL;
+	/* opened and looked at as the real function does, every time */
+	if (keyp == NULL || (passphrase != NULL && *passphrase != '\0') ||
+	    strlen(path) >= sizeof(e->path) ||
+	    (fd = open(path, O_RDONLY)) == -1)
+		goto load;
+	r = fstat(fd, &st);
+	close(fd);
+	if (r == -1 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0)
+		goto load;
+	for (i = 0; i < FZP_PRIV_SLOTS; i++) {
+		e = &fzp_priv[i];
+		if (e->used && e->type == type && strcmp(e->path, path) == 0 &&
+		    fzp_priv_same(&e->st, &st))
+			break;
+	}
+	if (i < FZP_PRIV_SLOTS) {
+		if (e->rsa != NULL) {
+			if ((*keyp = sshkey_new(KEY_UNSPEC)) == NULL)
+				return SSH_ERR_ALLOC_FAIL;
+			if (EVP_PKEY_up_ref(e->rsa) != 1)
+				fz_bad("EVP_PKEY_up_ref");
+			(*keyp)->type = KEY_RSA;
+			(*keyp)->pkey = e->rsa;
+		} else {
+			if ((b = sshbuf_from(e->blob, e->len)) == NULL)
+				return SSH_ERR_ALLOC_FAIL;
+			r = sshkey_private_deserialize(b, keyp);
+			sshbuf_free(b);
+			if (r != 0)
+				fz_bad("kept key %s: %s", path, ssh_err(r));
+		}
+		if (commentp != NULL && (*commentp = strdup(e->comment)) == NULL) {
+			sshkey_free(*keyp);
+			*keyp = NULL;
+			return SSH_ERR_ALLOC_FAIL;
+		}
+		return 0;
+	}
+	r = __real_sshkey_load_private_type(type, path, passphrase, keyp,
+	    &comment);
+	if (r == 0 && (b = sshbuf_new()) != NULL &&
+	    sshkey_private_serialize(*keyp, b) == 0 &&
+	    sshbuf_len(b) <= sizeof(e->blob) &&
+	    (comment == NULL || strlen(comment) < sizeof(e->comment))) {
+		e = &fzp_priv[fzp_priv_next++ % FZP_PRIV_SLOTS];
+		if (e->rsa != NULL)
+			__real_EVP_PKEY_free(e->rsa);
+		e->rsa = NULL;
+		if ((*keyp)->type == KEY_RSA && (*keyp)->cert == NULL) {
+			if (EVP_PKEY_up_ref((*keyp)->pkey) != 1)
+				fz_bad("EVP_PKEY_up_ref");
+			e->rsa = (*keyp)->pkey;
+		}
+		e->type = type;
+		strlcpy(e->path, path, sizeof(e->path));
+		e->st = st;
+		e->len = sshbuf_len(b);
+		memcpy(e->blob, sshbuf_ptr(b), e->len);
+		strlcpy(e->comment, comment == NULL ? "" : comment,
+		    sizeof(e->comment));
+		e->used = 1;
+	}
+	sshbuf_free(b);
+	if (commentp != NULL)
+		*commentp = comment;
+	else
+		free(comment);
+	return r;
+ load:
+	return __real_sshkey_load_private_type(type, path, passphrase, keyp,
+	    commentp);
 }
 
 /* --- keys a failed step made -------------------------------------------- */
