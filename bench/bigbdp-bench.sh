@@ -13,6 +13,9 @@
 #   RTTS="1000 2000"   REPS=1   MODES="pipe-up scp-up sftp-down sftp-up"
 #   REPS_2S=REPS       repetitions at 2 s and more (each run there takes
 #                      two to three times as long as at 1 s)
+#   TIMESERIES=1       each transfer's time series (bench/run-bench.sh),
+#                      compared by bench/series-report.sh into series.txt
+#   STALL=0            bench/stall-bench.sh not run
 #
 # Stock OpenSSH is not run: its 2 MiB window gives 2 MB/s at 1 s (4 GiB
 # would take half an hour); the report prints that ceiling instead.
@@ -49,3 +52,6 @@ done
 # readers that stall: 100 uploads, with HPNBufferBudget and without
 [ "${STALL:-1}" = 1 ] && "$TOP/bench/stall-bench.sh" "$OUT/stall"
 "$TOP/bench/bigbdp-report.sh" "$OUT" | tee "$OUT/report.txt"
+if [ "${TIMESERIES:-0}" = 1 ]; then
+	"$TOP/bench/series-report.sh" "$OUT" | tee "$OUT/series.txt"
+fi

@@ -11,7 +11,9 @@
  *	    Poll FILE's size every 2 ms until it reaches SIZE bytes (or the
  *	    timeout, or SIGTERM), then write "first_ns last_ns size" to TIMES:
  *	    when the size was first seen above 0, and when it reached SIZE
- *	    (0 if it never did).
+ *	    (0 if it never did).  With METER_SERIES=PATH in the environment,
+ *	    PATH also gets "ns size" every 100 ms while the size grows (a
+ *	    time series of the transfer: make bench-bigbdp TIMESERIES=1).
  *
  *	meter watchtree DIR SIZE TIMEOUT_S TIMES
  *	    The same for a tree (the regular files under DIR, symbolic links
@@ -225,9 +227,11 @@ cmd_watch(int argc, char **argv)
 	struct timespec tick = { 0, 2000000 };	/* 2 ms */
 	struct sigaction sa;
 	struct stat st;
-	uint64_t first = 0, done = 0, deadline;
+	uint64_t first = 0, done = 0, deadline, next = 0;
 	long long size, seen = 0;
 	char line[256], *end;
+	const char *spath;
+	FILE *series = NULL;
 	double timeout;
 
 	if (argc != 5)
@@ -243,18 +247,34 @@ cmd_watch(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if ((spath = getenv("METER_SERIES")) != NULL && *spath != '\0' &&
+	    (series = fopen(spath, "w")) == NULL) {
+		fprintf(stderr, "meter: %s: %s\n", spath, strerror(errno));
+		return 1;
+	}
 	deadline = now_ns() + (uint64_t)(timeout * 1e9);
 	while (!got_signal && now_ns() < deadline) {
 		if (stat(argv[1], &st) == 0 && st.st_size > 0) {
 			seen = st.st_size;
 			if (first == 0)
 				first = now_ns();
+			if (series != NULL && (now_ns() >= next ||
+			    st.st_size >= size)) {
+				fprintf(series, "%llu %lld\n",
+				    (unsigned long long)now_ns(),
+				    (long long)st.st_size);
+				next = now_ns() + 100000000ULL;
+			}
 			if (st.st_size >= size) {
 				done = now_ns();
 				break;
 			}
 		}
 		nanosleep(&tick, NULL);
+	}
+	if (series != NULL && fclose(series) != 0) {
+		fprintf(stderr, "meter: %s: %s\n", spath, strerror(errno));
+		return 1;
 	}
 	snprintf(line, sizeof(line), "%llu %llu %lld\n",
 	    (unsigned long long)first, (unsigned long long)done, seen);

@@ -14,6 +14,10 @@
 #   OUT=build/bench/<timestamp>  NAME=hpnbench  TIMEOUT (s per transfer)
 #   VALIDATE=1 (0: skip the path validation)   DRY_RUN=1: print the plan and
 #   the estimated duration, run nothing
+#   TIMESERIES=1: each transfer's time series in OUT/series/ (run-N-MODE-PAIR:
+#   .bytes, the target's size every 100 ms; .ss, the sender's `ss -tin`
+#   every 200 ms; .client.log and .sshd.log, both ends at DEBUG1);
+#   bench/series-report.sh OUT compares them
 #   QUIET_LOAD=3*nproc QUIET_WAIT=600: before each run, wait (at most
 #   QUIET_WAIT s) for the 1-minute load to drop to QUIET_LOAD ("" = never wait)
 #
@@ -48,6 +52,9 @@ NAME=${NAME:-hpnbench}
 OUT=${OUT:-$TOP/build/bench/$(date +%Y%m%d-%H%M%S)}
 TIMEOUT=${TIMEOUT:-}
 VALIDATE=${VALIDATE:-1}
+TIMESERIES=${TIMESERIES:-0}
+# the series keep both ends' logs at DEBUG1 (the windows' growth and hold)
+[ "$TIMESERIES" = 1 ] && export TSSHD_LOGLEVEL=DEBUG1
 QUIET_LOAD=${QUIET_LOAD-$((3 * $(nproc)))}
 QUIET_WAIT=${QUIET_WAIT:-600}
 IPERF_PORT=5301
@@ -90,7 +97,7 @@ avail=$(df -k --output=avail /dev/shm | tail -n 1)
 
 work=$(mktemp -d "/dev/shm/$NAME.XXXXXX")
 chmod 755 "$work"
-path_up=0 iperf_pid= watch_pid= fg_pid=
+path_up=0 iperf_pid= watch_pid= fg_pid= ss_pid=
 exec 3>&1 4>&2
 cleanup() {
 	local rc=$?
@@ -100,6 +107,7 @@ cleanup() {
 	# What runs in the namespaces (clients, servers) netpath down ends too.
 	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+	[ -n "$ss_pid" ] && kill "$ss_pid" 2>/dev/null
 	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
 	for t in hpn stock prev anchor; do
 		bl_stop_server "$work" "${PORT[$t]}" 2>/dev/null || true
@@ -228,6 +236,20 @@ transfer_timeout() {
 		printf "%d", 60 + b / (v / 4) }'
 }
 
+# series_ss MODE PORT SECONDS FILE: the sender's TCP state of the
+# connection to or from PORT every 200 ms ("@ ns" lines, then ss -tin's),
+# for at most SECONDS
+series_ss() {
+	local side=client
+	case $1 in *-down) side=server ;; esac
+	"$NP" exec "$side" --name "$NAME" -- bash -c '
+	    for ((i = 0; i < $2 * 5; i++)); do
+		echo "@ $(date +%s%N)"
+		ss -tinH "( sport = :$1 or dport = :$1 )"
+		sleep 0.2
+	    done' series_ss "$2" "$3" > "$4" 2>&1
+}
+
 # measure RTT CIPHER MODE PAIR REP: one transfer (or, for MODE setup, one
 # "ssh host true"), with its CSV row.
 measure() {
@@ -246,6 +268,7 @@ measure() {
 	if [ "$ct" = stock ]; then opts=$STOCK_OPTS; else opts=$HPN_OPTS; fi
 	# shellcheck disable=SC2206
 	[ -n "$opts" ] && copts+=($opts)
+	[ "$TIMESERIES" = 1 ] && [ "$mode" != setup ] && copts+=(-v)	# after -q
 	to=$(transfer_timeout "$rtt")
 	case $mode in *-up) dst=$work/dst-up ;; *) dst=$work/dst-down ;; esac
 	rm -f "$dst" "$times" "$cl" "$work/rusage-$st"/session.*
@@ -267,9 +290,25 @@ measure() {
 		cmd+=("$tree/sftp" -q -S "$tree/ssh" "${copts[@]}" -b "$work/batch" bench) ;;
 	esac
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	case $mode in scp-*|sftp-*)
-		"$work/meter" watch "$dst" "$BYTES" "$to" "$times" &
+	series=
+	if [ "$TIMESERIES" = 1 ] && [ "$mode" != setup ]; then
+		series=$OUT/series/run-$n-$mode-$pair
+		mkdir -p "$OUT/series"
+		series_ss "$mode" "${PORT[$st]}" "$to" "$series.ss" &
+		ss_pid=$!
+	fi
+	case $mode in
+	scp-*|sftp-*)
+		METER_SERIES=${series:+$series.bytes} \
+		    "$work/meter" watch "$dst" "$BYTES" "$to" "$times" &
 		watch_pid=$! ;;
+	pipe-up|pipe-down)
+		# meter recv notes the times; a watcher only for the series
+		if [ -n "$series" ]; then
+			METER_SERIES=$series.bytes "$work/meter" watch "$dst" \
+			    "$BYTES" "$to" "$work/times-series" &
+			watch_pid=$!
+		fi ;;
 	esac
 	# In the background, so that a TERM is handled at once (bash runs
 	# traps only between foreground commands).
@@ -294,6 +333,16 @@ measure() {
 		kill "$watch_pid" 2>/dev/null || true
 		wait "$watch_pid" 2>/dev/null || true
 		watch_pid=
+	fi
+	if [ -n "$ss_pid" ]; then
+		kill "$ss_pid" 2>/dev/null || true
+		wait "$ss_pid" 2>/dev/null || true
+		ss_pid=
+	fi
+	if [ -n "$series" ]; then
+		cp "$work/client.out" "$series.client.log" 2>/dev/null || true
+		cp "$work/sshd-${PORT[$st]}.log" "$series.sshd.log" 2>/dev/null || true
+		: > "$work/sshd-${PORT[$st]}.log"	# sshd appends (-E)
 	fi
 	read -r su ss sr < <(bl_session_usage "$work" "$st") || true
 	if [ -s "$cl" ]; then
