@@ -21,7 +21,17 @@
  *    to twice the rate the channel took data at over the last round trip
  *    times that round trip: while the window limits the transfer this
  *    doubles it every second round trip, and it settles near twice the
- *    bandwidth-delay product.  A window never shrinks.
+ *    bandwidth-delay product.  Once the rate stops growing (three round
+ *    trips without growing a quarter, as BBR judges its pipe full, or a
+ *    queue on the path: the data's round trip past 1.1 x the lowest), a
+ *    window is held to 1.5 x the highest rate x the lowest round trip
+ *    (window_hold()), shrinking to it by giving back less than was
+ *    consumed: past the bandwidth-delay product a window adds no rate,
+ *    only data in the bottleneck's queue (on 1 Gbit/s x 1 s with a queue
+ *    of one product, windows that followed the buffer let BBR's start-up
+ *    put 3 to 4 products in flight: 12,891 packets dropped at once, and
+ *    seconds of stall, several times a transfer).  A transfer that fills
+ *    a held window grows it again.  Otherwise a window never shrinks.
  *
  *  - Behind a relay (a jump host that the peer reaches us through, a TCP
  *    proxy or load balancer) our socket is a short hop: its buffer and RTT
@@ -120,6 +130,12 @@ static struct {
 	double	ping_rtt_min;	/* lowest PING round trip, seconds */
 	/* the lowest PING round trip of this period and of the last one */
 	double	rtt_recent, rtt_prev, rtt_since;
+	/* the path's rate: its highest, whether it still grows (hold) */
+	double	bw_peak;	/* highest rate measured, bytes/s */
+	double	bw_mark;	/* the rate at its last growth of a quarter */
+	int	bw_flat;	/* measures since then */
+	int	bw_filled;	/* held: measures in a row that filled it */
+	int	full;		/* the rate stopped growing: windows held */
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
 
@@ -370,6 +386,92 @@ arrived(Channel *c)
 }
 
 /*
+ * A rate measured over a round trip (rate_target()): is the path's rate
+ * still growing?  As BBR judges its pipe full: once HPN_HOLD_FLAT
+ * measures in a row have not grown a quarter past the last that did, the
+ * rate is the path's (hpn.full) and windows are held near its
+ * bandwidth-delay product (window_hold()).  A transfer that keeps filling
+ * a held window (the rate x RTT near the window: the window, not the
+ * path, limits it) may have more path: growth resumes.
+ */
+static void
+bw_measured(Channel *c, double rate, double rtt)
+{
+	/*
+	 * Held: only a transfer that keeps filling the held window, measure
+	 * after measure, has more path.  One measure is not enough: once a
+	 * loss's hole is filled the kernel hands over at once what it held,
+	 * a rate the path never had (162 MB/s measured on 1 Gbit/s), and
+	 * the peak is not raised by it either.
+	 */
+	if (hpn.full) {
+		if (rate * rtt < HPN_HOLD_FILLED * c->local_window_max) {
+			hpn.bw_filled = 0;
+			return;
+		}
+		if (++hpn.bw_filled < HPN_HOLD_FLAT)
+			return;
+		debug_f("channel %d: rate %.1f MB/s fills the held window %u: "
+		    "windows grow again", c->self, rate / 1e6,
+		    c->local_window_max);
+		hpn.full = 0;
+		hpn.bw_flat = hpn.bw_filled = 0;
+		hpn.bw_mark = rate;
+		return;
+	}
+	if (rate > hpn.bw_peak)
+		hpn.bw_peak = rate;
+	if (rate >= hpn.bw_mark * 1.25) {
+		hpn.bw_mark = rate;
+		hpn.bw_flat = 0;
+		return;
+	}
+	/*
+	 * Not a quarter up: full after HPN_HOLD_FLAT such measures, or at
+	 * once when a queue builds on the path (the data's round trip past
+	 * HPN_HOLD_QUEUE x the lowest): more in flight only lengthens it.
+	 */
+	if (++hpn.bw_flat >= HPN_HOLD_FLAT ||
+	    hpn.rcv_rtt > HPN_HOLD_QUEUE * hpn.rtt_min) {
+		hpn.full = 1;
+		hpn.bw_filled = 0;
+		debug_f("rate stopped growing at %.1f MB/s (peak %.1f, data "
+		    "rtt %.0f ms): windows held to %.2g x peak x RTT %.0f ms",
+		    rate / 1e6, hpn.bw_peak / 1e6, hpn.rcv_rtt * 1e3,
+		    HPN_HOLD_FACTOR, hpn.rtt_min * 1e3);
+	}
+}
+
+/*
+ * The window a held path allows (0: none, windows are not held): once
+ * the rate has stopped growing (bw_measured()), HPN_HOLD_FACTOR x the
+ * highest rate x the lowest round trip, not below HPN_WINDOW_BULK.  A
+ * window is the data in flight, and a window past the path's
+ * bandwidth-delay product only lets the sender's congestion control fill
+ * the bottleneck's queue: on 1 Gbit/s x 1 s with a queue of one
+ * bandwidth-delay product, windows that followed the receive buffer
+ * (5 x the product) let BBR's start-up put 3 to 4 products in flight,
+ * and the queue dropped 12,891 packets at once, a stall of seconds, more
+ * than once a transfer.  Over a socket of a path past HPN_RAMP_RTT_MIN
+ * only (TCP_INFO's lowest RTT; not Multipath TCP, nor a relay's end).
+ */
+static u_int
+window_hold(void)
+{
+	double w;
+
+	if (!hpn.full || hpn.fd == -1 || hpn.mptcp ||
+	    hpn.rtt_min < HPN_RAMP_RTT_MIN || hpn.bw_peak <= 0 ||
+	    (hpn.ping_ok && hpn.ping_rtt_min > 2 * hpn.rtt_min +
+	    HPN_RELAY_RTT_SLACK))
+		return 0;
+	w = HPN_HOLD_FACTOR * hpn.bw_peak * hpn.rtt_min;
+	if (w < HPN_WINDOW_BULK)
+		w = HPN_WINDOW_BULK;
+	return w > UINT_MAX ? UINT_MAX : (u_int)w;
+}
+
+/*
  * HPN_WINDOW_RTT_FACTOR x the rate at which data arrived and was consumed
  * over the last round trip x the round trip: the window a transfer at that
  * rate needs, with headroom for queueing.  While the window limits the
@@ -413,6 +515,7 @@ rate_target(Channel *c, double rtt)
 	c->hpn_since = t;
 	c->hpn_rx_since = got;
 	c->hpn_used_since = used;
+	bw_measured(c, rate, rtt);
 	/*
 	 * Grow only a window the transfer fills: one that carries less than
 	 * half of itself per round trip does not limit it, and growing it
@@ -514,7 +617,11 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		 * a path of a second or more (10 Gbit/s x 100 ms has the
 		 * BDP of 1 Gbit/s x 1 s) each round trip of slow start
 		 * spent behind TCP costs seconds.  A queue, or a reader
-		 * that lags, brings back the rule of the rate; so does a
+		 * that lags, brings back the rule of the rate, and so does a
+		 * queue past HPN_HOLD_QUEUE once the window is twice what
+		 * the path carried (more window would only lengthen it;
+		 * on 1 Gbit/s x 1 s a doubling to 6 products came with the
+		 * queue at 136 ms); so does a
 		 * short path (below HPN_RAMP_RTT_MIN), where a round trip of
 		 * lag costs nothing and a window past what the rate asks
 		 * would only hold more of a stalled reader's data.
@@ -522,6 +629,8 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		if (rtt >= HPN_RAMP_RTT_MIN &&
 		    hpn.rcvbuf > MAXIMUM(target, c->local_window_max) &&
 		    hpn.rcv_rtt > 0 && hpn.rcv_rtt < rtt * HPN_BULK_RTT_SLACK &&
+		    (hpn.rcv_rtt < rtt * HPN_HOLD_QUEUE ||
+		    c->local_window_max < 2 * hpn.bw_peak * rtt) &&
 		    sshbuf_len(c->output) < c->local_window_max / 8) {
 			*why = "TCP receive buffer, reader keeps up";
 			return hpn.rcvbuf;
@@ -576,7 +685,7 @@ window_buffers(Channel *c, u_int window)
 int
 hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 {
-	u_int target, cap, old = c->local_window_max, gap;
+	u_int target, cap, old = c->local_window_max, gap, hold, base, d;
 	const char *why = NULL;
 	int bulk = 0;
 
@@ -593,8 +702,29 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 	gap = old - c->local_window;
 	if (gap < old / 8 && c->local_window >= old / 2)
 		return 0;
-	if (old < (cap = window_cap(ssh)) &&
-	    (target = window_target(ssh, c, &why, &bulk)) > old) {
+	cap = window_cap(ssh);		/* first: it learns of the peer */
+	target = window_target(ssh, c, &why, &bulk);	/* measures too */
+	/*
+	 * A held path (window_hold()): no growth past the hold, and a
+	 * window above it gives back less than was consumed until it is
+	 * down to it (the peer keeps every byte already granted).
+	 */
+	if ((hold = window_hold()) != 0 && target > hold)
+		target = hold;
+	if (hold != 0 && old > hold) {
+		d = MINIMUM(old - hold, c->local_consumed);
+		c->local_window_max -= d;
+		c->local_consumed -= d;
+		base = MAXIMUM(c->hpn_window_start, HPN_WINDOW_GROW_MIN);
+		if (old > base)
+			hpn_budget_give(MINIMUM(d, old - base));
+		debug("channel %d: window %u -> %u (held: %.2g x peak "
+		    "%.1f MB/s x RTT %.0f ms)", c->self, old,
+		    c->local_window_max, HPN_HOLD_FACTOR, hpn.bw_peak / 1e6,
+		    hpn.rtt_min * 1e3);
+		old = c->local_window_max;
+		target = old;
+	} else if (old < cap && target > old) {
 		/* At most double per step, like TCP's slow start. */
 		if (target / 2 > old && !bulk)
 			target = old * 2;

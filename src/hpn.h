@@ -49,6 +49,10 @@
 #define HPN_BULK_RTT_SLACK	1.25	/* ... while the data's RTT is below this x the lowest */
 #define HPN_RAMP_RTT_MIN	0.02	/* s: windows follow the buffer from this RTT */
 #define HPN_OOO_SPAN		4	/* RTTs: a measure over a loss, at most */
+#define HPN_HOLD_FLAT		3	/* measures not a quarter up: path full */
+#define HPN_HOLD_FACTOR		1.5	/* ... windows held to this x rate x RTT */
+#define HPN_HOLD_FILLED		0.8	/* ... until rate x RTT reaches this x window */
+#define HPN_HOLD_QUEUE		1.1	/* data RTT past this x the lowest: full */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */

@@ -26,7 +26,10 @@
  * authentication; we are the server; a key re-exchange under way;
  * TcpRcvBufPoll no; HPNDisabled), the peer's
  * banner, HPNBufferSize, the channel's starting values, then operations
- * (see LLVMFuzzerTestOneInput()).  Checked: the window never shrinks,
+ * (see LLVMFuzzerTestOneInput()).  Checked: the window never shrinks
+ * but to the hold of a path whose rate stopped growing (window_hold(): a
+ * lowest TCP RTT of 20 ms or more, which the loopback connection here
+ * never has, so that code is not reached),
  * never passes its cap (HPNBufferSize, or 15 MiB towards stock OpenSSH
  * 8.4 and later) unless it started above it, and stays at or above what
  * the peer may still send; a burst is 1 to HPN_CHAN_BURST_PACKETS
@@ -292,8 +295,11 @@ window_check(struct ssh *ssh, Channel *c, u_int cap)
 		c->local_window += c->local_consumed;
 		c->local_consumed = 0;
 	}
-	if (c->local_window_max < before)
-		fz_bad("window shrank %u -> %u", before, c->local_window_max);
+	/* shrinks only while held (hpn-window.c window_hold()), to it */
+	if (c->local_window_max < before && (window_hold() == 0 ||
+	    c->local_window_max < window_hold()))
+		fz_bad("window shrank %u -> %u (hold %u)", before,
+		    c->local_window_max, window_hold());
 	if (c->local_window_max > before && c->local_window_max > cap)
 		fz_bad("window grew to %u past its cap %u", c->local_window_max,
 		    cap);
