@@ -1409,14 +1409,12 @@ cleanup(void)
 static void
 setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *d, *name, *h;
+	char d[PATH_MAX], *name, *h;
 	u_int i;
 	int fd;
 
-	xasprintf(&d, "%s/early-client.XXXXXX", tmp == NULL ? "/tmp" : tmp);
-	if ((dir = mkdtemp(d)) == NULL)
-		fz_bad("mkdtemp: %s", strerror(errno));
+	fz_scratch(d, sizeof(d), "early-client");
+	dir = xstrdup(d);
 	atexit(cleanup);
 	host_ed25519 = key_load(fz_key_host_ed25519, NULL);
 	host_rsa = key_load(fz_key_host_rsa, NULL);

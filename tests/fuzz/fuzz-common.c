@@ -294,6 +294,20 @@ fz_bad(const char *fmt, ...)
 }
 
 void
+fz_scratch(char *buf, size_t len, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n;
+
+	n = snprintf(buf, len, "%s/%s.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp", name);
+	if (n < 0 || (size_t)n >= len)
+		fz_bad("scratch directory name too long");
+	if (mkdtemp(buf) == NULL)
+		fz_bad("mkdtemp %s: %s", buf, strerror(errno));
+}
+
+void
 fz_write_seed(const char *dir, const char *name, const struct sshbuf *b)
 {
 	char path[4096];

@@ -48,6 +48,9 @@ void	fz_bad(const char *, ...)
 struct sshbuf;
 void	fz_write_seed(const char *dir, const char *name,
 	    const struct sshbuf *b);
+/* A new directory $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR) in buf,
+ * or fz_bad(); the harness removes it (atexit). */
+void	fz_scratch(char *buf, size_t len, const char *name);
 void	fz_step_begin(void);
 void	fz_step_end(int failed);
 size_t	fz_step_release(void);

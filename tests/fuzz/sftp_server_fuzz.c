@@ -718,7 +718,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static struct passwd fpw;
 	struct rlimit rl = { FIXTURE_FSIZE, FIXTURE_FSIZE };
-	const char *tmp = getenv("TMPDIR");
 	u_char md[HPN_HASH_MD_MAX];
 	u_int mdlen;
 	u_int64_t done;
@@ -728,10 +727,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fz_init("sftp_server_fuzz");
-	snprintf(root, sizeof(root), "%s/hpn-fuzz-sftp.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if (mkdtemp(root) == NULL)
-		die(root);
+	fz_scratch(root, sizeof(root), "hpn-fuzz-sftp");
 	rootlen = strlen(root);
 	fixture_make();
 	atexit(cleanup);

@@ -429,15 +429,10 @@ scratch_remove(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)argc;
 	(void)argv;
 	fz_init("sftp_tree_fuzz");
-	snprintf(scratch, sizeof(scratch), "%s/sftp_tree.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if (mkdtemp(scratch) == NULL)
-		fz_bad("mkdtemp: %s", strerror(errno));
+	fz_scratch(scratch, sizeof(scratch), "sftp_tree");
 	strlcat(scratch, "/t", sizeof(scratch));
 	atexit(scratch_remove);
 	if (mkdir(scratch, 0755) != 0)

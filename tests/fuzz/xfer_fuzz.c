@@ -870,14 +870,10 @@ fixture_remove(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
 	char p[PATH_MAX];
 
 	fz_init("xfer_fuzz");
-	snprintf(base, sizeof(base), "%s/xfer-fuzz-XXXXXX",
-	    tmp != NULL ? tmp : "/tmp");
-	if (mkdtemp(base) == NULL)
-		fatal("mkdtemp: %s", strerror(errno));
+	fz_scratch(base, sizeof(base), "xfer-fuzz");
 	atexit(fixture_remove);
 	snprintf(src, sizeof(src), "%s/src", base);
 	snprintf(dst, sizeof(dst), "%s/dst", base);
