@@ -10,7 +10,8 @@
  * bytes in all (by default a quarter of the machine's memory), and given
  * back when the channel is freed: a window grows only by what is left, and
  * the first time the budget stops one, -v (hpnssh) and the log (hpnsshd)
- * say so.  Windows never shrink, so what a window was given it keeps.
+ * say so.  A window keeps what it was given, but for what it gives back
+ * when it is held down to a full path's rate (hpn-window.c).
  *
  * Shared: the process that starts the others (hpnsshd's listener; hpnscp
  * before it runs its connections) makes an anonymous shared segment

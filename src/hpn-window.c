@@ -385,6 +385,8 @@ arrived(Channel *c)
 	return c->hpn_rx + (u_int)n;
 }
 
+static u_int window_hold(void);
+
 /*
  * A rate measured over a round trip (rate_target()): is the path's rate
  * still growing?  As BBR judges its pipe full: once HPN_HOLD_FLAT
@@ -436,9 +438,10 @@ bw_measured(Channel *c, double rate, double rtt)
 		hpn.full = 1;
 		hpn.bw_filled = 0;
 		debug_f("rate stopped growing at %.1f MB/s (peak %.1f, data "
-		    "rtt %.0f ms): windows held to %.2g x peak x RTT %.0f ms",
-		    rate / 1e6, hpn.bw_peak / 1e6, hpn.rcv_rtt * 1e3,
-		    HPN_HOLD_FACTOR, hpn.rtt_min * 1e3);
+		    "rtt %.0f ms): windows held to %u bytes (%.2g x peak x "
+		    "RTT %.0f ms)", rate / 1e6, hpn.bw_peak / 1e6,
+		    hpn.rcv_rtt * 1e3, window_hold(), HPN_HOLD_FACTOR,
+		    hpn.rtt_min * 1e3);
 	}
 }
 
