@@ -15,13 +15,15 @@ shopt -s nullglob
 files=("$OUT"/series/run-*.bytes "$OUT"/*/series/run-*.bytes)
 [ ${#files[@]} -gt 0 ] || { echo "series-report: no series in $OUT" >&2; exit 1; }
 
-printf '%-34s %6s %6s %6s %6s %6s %6s %6s %6s | %6s %6s %6s | %s\n' \
+printf '%-42s %6s %6s %6s %6s %6s %6s %6s %6s | %6s %6s %6s | %s\n' \
     "run (mode, client-server)" "1s" "2s" "3s" "5s" "8s" "12s" "20s" "30s" \
     "25%" "50%" "100%" "sender: busy, rwnd-limited, sndbuf-limited"
 for f in "${files[@]}"; do
 	base=${f%.bytes}
 	name=$(basename "$base")
 	rest=${name#run-*-}
+	# the round trip's directory too (bench-bigbdp: rtt1000/, rtt2000/)
+	case $base in "$OUT"/series/*) ;; *) name=$(basename "$(dirname "$(dirname "$base")")")/$name ;; esac
 	mode=${rest%-*-*}
 	# the sender's last sample: busy:Xms rwnd_limited:Yms(P%) sndbuf_limited:Zms(Q%)
 	tcp=-
@@ -44,7 +46,7 @@ for f in "${files[@]}"; do
 	    END {
 		split("1 2 3 5 8 12 20 30", at, " ")
 		total = b[n]
-		line = sprintf("%-34s", mode " " name)
+		line = sprintf("%-42s", mode " " name)
 		for (k = 1; k <= 8; k++) {
 			v = "-"
 			for (i = 1; i <= n; i++)
