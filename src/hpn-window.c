@@ -448,7 +448,10 @@ bw_measured(Channel *c, double rate, double rtt)
 /*
  * The window a held path allows (0: none, windows are not held): once
  * the rate has stopped growing (bw_measured()), HPN_HOLD_FACTOR x the
- * highest rate x the lowest round trip, not below HPN_WINDOW_BULK.  A
+ * highest rate x the lowest round trip, not below HPN_HOLD_MIN (64 MiB:
+ * held to 16 MiB, 1 Gbit/s x 50 ms moved 110 MB/s where it had moved 120
+ * with the windows it grew; the hold is for the windows of hundreds of
+ * MB that long paths grow).  A
  * window is the data in flight, and a window past the path's
  * bandwidth-delay product only lets the sender's congestion control fill
  * the bottleneck's queue: on 1 Gbit/s x 1 s with a queue of one
@@ -469,8 +472,8 @@ window_hold(void)
 	    HPN_RELAY_RTT_SLACK))
 		return 0;
 	w = HPN_HOLD_FACTOR * hpn.bw_peak * hpn.rtt_min;
-	if (w < HPN_WINDOW_BULK)
-		w = HPN_WINDOW_BULK;
+	if (w < HPN_HOLD_MIN)
+		w = HPN_HOLD_MIN;
 	return w > UINT_MAX ? UINT_MAX : (u_int)w;
 }
 
@@ -622,7 +625,8 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		 * spent behind TCP costs seconds.  A queue, or a reader
 		 * that lags, brings back the rule of the rate, and so does a
 		 * queue past HPN_HOLD_QUEUE once the window is twice what
-		 * the path carried (more window would only lengthen it;
+		 * the path carried and past HPN_HOLD_MIN (more window would
+		 * only lengthen it;
 		 * on 1 Gbit/s x 1 s a doubling to 6 products came with the
 		 * queue at 136 ms); so does a
 		 * short path (below HPN_RAMP_RTT_MIN), where a round trip of
@@ -633,7 +637,8 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		    hpn.rcvbuf > MAXIMUM(target, c->local_window_max) &&
 		    hpn.rcv_rtt > 0 && hpn.rcv_rtt < rtt * HPN_BULK_RTT_SLACK &&
 		    (hpn.rcv_rtt < rtt * HPN_HOLD_QUEUE ||
-		    c->local_window_max < 2 * hpn.bw_peak * rtt) &&
+		    c->local_window_max < MAXIMUM(2 * hpn.bw_peak * rtt,
+		    HPN_HOLD_MIN)) &&
 		    sshbuf_len(c->output) < c->local_window_max / 8) {
 			*why = "TCP receive buffer, reader keeps up";
 			return hpn.rcvbuf;

@@ -152,7 +152,7 @@ expect_grown "hpn server receiving" "`peak $OBJ/hpnw-sshd.hpn.log $m`"
 
 verbose "$tid: a full path holds the window"
 # 400 MiB down: once the rate stops growing at the link's, windows are held
-# to 1.5 x that x the round trip (not below 16 MiB): no growth past it
+# to 1.5 x that x the round trip (not below 64 MiB): no growth past it
 # until the transfer fills it again (hpn-window.c window_hold())
 dd if=/dev/urandom of=$DATA.big bs=1048576 count=400 2>/dev/null
 rm -f $OUT
