@@ -385,6 +385,25 @@ arrived(Channel *c)
 	return c->hpn_rx + (u_int)n;
 }
 
+/*
+ * Behind a relay: the PING round trip (end to end) is more than twice our
+ * socket's lowest RTT, rtt (see window_target()).
+ */
+static int
+behind_relay(double rtt)
+{
+	return hpn.ping_ok &&
+	    hpn.ping_rtt_min > 2 * rtt + HPN_RELAY_RTT_SLACK;
+}
+
+/* What a window may grow from without the budget: the stock size, or its
+ * start where that was larger (hpn-budget.c). */
+static u_int
+window_base(Channel *c)
+{
+	return MAXIMUM(c->hpn_window_start, HPN_WINDOW_GROW_MIN);
+}
+
 static u_int window_hold(void);
 
 /*
@@ -451,8 +470,8 @@ bw_measured(Channel *c, double rate, double rtt)
  * highest rate x the lowest round trip, not below HPN_HOLD_MIN (64 MiB:
  * held to 16 MiB, 1 Gbit/s x 50 ms moved 110 MB/s where it had moved 120
  * with the windows it grew; the hold is for the windows of hundreds of
- * MB that long paths grow).  A
- * window is the data in flight, and a window past the path's
+ * MB that long paths grow).  A window is the data in flight, and a
+ * window past the path's
  * bandwidth-delay product only lets the sender's congestion control fill
  * the bottleneck's queue: on 1 Gbit/s x 1 s with a queue of one
  * bandwidth-delay product, windows that followed the receive buffer
@@ -468,8 +487,7 @@ window_hold(void)
 
 	if (!hpn.full || hpn.fd == -1 || hpn.mptcp ||
 	    hpn.rtt_min < HPN_RAMP_RTT_MIN || hpn.bw_peak <= 0 ||
-	    (hpn.ping_ok && hpn.ping_rtt_min > 2 * hpn.rtt_min +
-	    HPN_RELAY_RTT_SLACK))
+	    behind_relay(hpn.rtt_min))
 		return 0;
 	w = HPN_HOLD_FACTOR * hpn.bw_peak * hpn.rtt_min;
 	if (w < HPN_HOLD_MIN)
@@ -583,8 +601,7 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 			    MINIMUM(hpn.rtt_prev, hpn.rtt_recent) :
 			    hpn.rtt_recent));
 		}
-		if (hpn.ping_ok &&
-		    hpn.ping_rtt_min > 2 * rtt + HPN_RELAY_RTT_SLACK) {
+		if (behind_relay(rtt)) {
 			*why = "measured rate x end-to-end RTT (relay)";
 			return rate_target(c, hpn.ping_rtt_min);
 		}
@@ -626,9 +643,8 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		 * that lags, brings back the rule of the rate, and so does a
 		 * queue past HPN_HOLD_QUEUE once the window is twice what
 		 * the path carried and past HPN_HOLD_MIN (more window would
-		 * only lengthen it;
-		 * on 1 Gbit/s x 1 s a doubling to 6 products came with the
-		 * queue at 136 ms); so does a
+		 * only lengthen it; on 1 Gbit/s x 1 s a doubling to 6
+		 * products came with the queue at 136 ms); so does a
 		 * short path (below HPN_RAMP_RTT_MIN), where a round trip of
 		 * lag costs nothing and a window past what the rate asks
 		 * would only hold more of a stalled reader's data.
@@ -723,7 +739,7 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 		d = MINIMUM(old - hold, c->local_consumed);
 		c->local_window_max -= d;
 		c->local_consumed -= d;
-		base = MAXIMUM(c->hpn_window_start, HPN_WINDOW_GROW_MIN);
+		base = window_base(c);
 		if (old > base)
 			hpn_budget_give(MINIMUM(d, old - base));
 		debug("channel %d: window %u -> %u (held: %.2g x peak "
@@ -802,7 +818,7 @@ hpn_channel_summary(Channel *c)
 void
 hpn_channel_freed(Channel *c)
 {
-	u_int base = MAXIMUM(c->hpn_window_start, HPN_WINDOW_GROW_MIN);
+	u_int base = window_base(c);
 
 	hpn_channel_summary(c);
 	if (c->local_window_max > base)

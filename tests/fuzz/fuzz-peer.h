@@ -188,6 +188,20 @@ arc4random_uniform(uint32_t upper)
 	return (uint32_t)(fzp_rng(0) % upper);
 }
 
+/* FNV-1a over p[0..n) from h (FZP_FNV_BASIS to start): the tables below
+ * take a slot from its top bits */
+#define FZP_FNV_BASIS	0xcbf29ce484222325ULL
+
+static uint64_t
+fzp_fnv(uint64_t h, const u_char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 /* --- X25519, kept by its inputs ---------------------------------------- */
 
 #define FZP_X25519_SLOTS	1024
@@ -203,13 +217,8 @@ __wrap_crypto_scalarmult_curve25519(u_char *out, const u_char *scalar,
     const u_char *point)
 {
 	struct fzp_x25519 *e;
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
-	u_int i;
+	uint64_t h = fzp_fnv(fzp_fnv(FZP_FNV_BASIS, scalar, 32), point, 32);
 
-	for (i = 0; i < 32; i++)
-		h = (h ^ scalar[i]) * 0x100000001b3ULL;
-	for (i = 0; i < 32; i++)
-		h = (h ^ point[i]) * 0x100000001b3ULL;
 	e = &fzp_x25519[(h >> 32) % FZP_X25519_SLOTS];
 	if (e->used && memcmp(e->scalar, scalar, 32) == 0 &&
 	    memcmp(e->point, point, 32) == 0) {
@@ -279,10 +288,10 @@ static struct fzp_kem *
 fzp_kem_slot(struct fzp_kem *table, const struct kex *kex, int draws,
     const struct sshbuf *blob, int secret, size_t *inlenp, int *hitp)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
+	uint64_t h = FZP_FNV_BASIS;	/* also the streams' stand-in */
 	uint32_t v32;
 	struct fzp_kem *e;
-	size_t i, n = 0;
+	size_t n = 0;
 
 	*hitp = 0;
 	if (blob != NULL && sshbuf_len(blob) > FZP_KEM_BLOB)
@@ -301,8 +310,7 @@ fzp_kem_slot(struct fzp_kem *table, const struct kex *kex, int draws,
 		fzp_kem_add(&n, kex->c25519_client_key,
 		    sizeof(kex->c25519_client_key));
 	}
-	for (i = 0; i < n; i++)
-		h = (h ^ fzp_kem_in[i]) * 0x100000001b3ULL;
+	h = fzp_fnv(h, fzp_kem_in, n);
 	e = &table[(h >> 32) % FZP_KEM_SLOTS];
 	*hitp = e->used && e->inlen == n && memcmp(e->in, fzp_kem_in, n) == 0;
 	*inlenp = n;
@@ -449,7 +457,7 @@ __wrap_sshkey_sign(struct sshkey *key, u_char **sigp, size_t *lenp,
     const u_char *data, size_t datalen, const char *alg,
     const char *sk_provider, const char *sk_pin, u_int compat)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, its top bits */
+	uint64_t h;
 	struct sshbuf *pub = NULL;
 	struct fzp_sig *e;
 	size_t i, n, alen;
@@ -479,8 +487,7 @@ __wrap_sshkey_sign(struct sshkey *key, u_char **sigp, size_t *lenp,
 		memcpy(fzp_sig_in + n, data, datalen), n += datalen;
 	sshbuf_free(pub);
 	pub = NULL;
-	for (i = 0; i < n; i++)
-		h = (h ^ fzp_sig_in[i]) * 0x100000001b3ULL;
+	h = fzp_fnv(FZP_FNV_BASIS, fzp_sig_in, n);
 	e = &fzp_sig[(h >> 32) % FZP_SIG_SLOTS];
 	if (e->used && e->inlen == n && memcmp(e->in, fzp_sig_in, n) == 0) {
 		if ((*sigp = malloc(e->siglen)) == NULL)

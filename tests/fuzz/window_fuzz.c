@@ -288,7 +288,7 @@ set_version(struct sshbuf *b, const u_char *v, size_t len)
 static void
 window_check(struct ssh *ssh, Channel *c, u_int cap)
 {
-	u_int before = c->local_window_max;
+	u_int before = c->local_window_max, hold;
 
 	if (hpn_window_adjust_due(ssh, c) && c->local_consumed > 0) {
 		/* the WINDOW_ADJUST: the peer may send that much more */
@@ -296,10 +296,11 @@ window_check(struct ssh *ssh, Channel *c, u_int cap)
 		c->local_consumed = 0;
 	}
 	/* shrinks only while held (hpn-window.c window_hold()), to it */
-	if (c->local_window_max < before && (window_hold() == 0 ||
-	    c->local_window_max < window_hold()))
+	hold = window_hold();
+	if (c->local_window_max < before &&
+	    (hold == 0 || c->local_window_max < hold))
 		fz_bad("window shrank %u -> %u (hold %u)", before,
-		    c->local_window_max, window_hold());
+		    c->local_window_max, hold);
 	if (c->local_window_max > before && c->local_window_max > cap)
 		fz_bad("window grew to %u past its cap %u", c->local_window_max,
 		    cap);
