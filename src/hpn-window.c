@@ -16,7 +16,10 @@
  *    itself: the kernel grows it from what the reader takes each round
  *    trip, as fast as TCP's own window grows, so on a path of seconds
  *    (the bandwidth-delay product of 10 Gbit/s x 100 ms) the window
- *    never trails TCP's slow start.  Otherwise, as a window's worth of
+ *    never trails TCP's slow start; but not past twice the highest
+ *    rate of a 100 ms span x the round trip (window_ramp()), which keeps
+ *    up with slow start and stops at the product plus a queue of as much
+ *    once the wire is full.  Otherwise, as a window's worth of
  *    data sits in memory whenever the consumer lags, the window is held
  *    to twice the rate the channel took data at over the last round trip
  *    times that round trip: while the window limits the transfer this
@@ -136,6 +139,10 @@ static struct {
 	int	bw_flat;	/* measures since then */
 	int	bw_filled;	/* held: measures in a row that filled it */
 	int	full;		/* the rate stopped growing: windows held */
+	/* the connection's arrival rate over short spans (window_ramp()) */
+	double	span_since;	/* when this span began */
+	u_int64_t span_rx;	/* bytes arrived by then */
+	double	span_peak;	/* highest rate of a span, bytes/s */
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
 
@@ -496,6 +503,62 @@ window_hold(void)
 }
 
 /*
+ * The connection's arrival rate over spans of HPN_RAMP_SPAN (the packets
+ * read, plus what waits unread in the kernel), and the highest such rate
+ * (hpn.span_peak) for window_ramp().  A span is short against a long
+ * path's round trip, so the peak is the wire's rate now, not the average
+ * of a round trip of slow start.  A span within HPN_OOO_SPAN round trips
+ * of out-of-order packets is not counted: once a loss's hole is filled
+ * the kernel hands over at once what it held, a rate the path never had.
+ */
+static void
+span_measure(struct ssh *ssh, double t)
+{
+	u_int64_t in, out;
+	double dt;
+	int n = 0;
+
+	ssh_packet_get_bytes(ssh, &in, &out);
+	if (hpn.in_fd != -1 && ioctl(hpn.in_fd, FIONREAD, &n) == 0 && n > 0)
+		in += (u_int)n;
+	if (hpn.span_since == 0 || in < hpn.span_rx) {
+		hpn.span_since = t;
+		hpn.span_rx = in;
+		return;
+	}
+	if ((dt = t - hpn.span_since) < HPN_RAMP_SPAN)
+		return;
+	if (hpn.ooo_at == 0 || t - hpn.ooo_at > HPN_OOO_SPAN * hpn.rtt_min)
+		hpn.span_peak = MAXIMUM(hpn.span_peak, (in - hpn.span_rx) / dt);
+	hpn.span_since = t;
+	hpn.span_rx = in;
+}
+
+/*
+ * The most a window that follows the receive buffer may be before the
+ * path is known full (the ramp): HPN_RAMP_FACTOR x the highest rate of a
+ * span x the round trip, not below HPN_HOLD_MIN.  The window a sender
+ * in slow start needs is what it sent over the last round trip; the rate
+ * the receiver sees now was sent half a round trip ago, and its window
+ * reaches the sender half a round trip later, when the sender's rate has
+ * doubled: ~1.44 x that rate x RTT, so twice it never trails slow start.
+ * Once the wire is full, twice its rate x RTT is the product and a queue
+ * of as much: the window no longer follows a receive buffer that Linux
+ * tunes to several products (800 MB on 1 Gbit/s x 1 s, where BBR's
+ * start-up then put 3-4 products in flight and the queue dropped 12,872
+ * packets at once, before the hold below knew the rate had stopped).
+ */
+static u_int
+window_ramp(double rtt)
+{
+	double w = HPN_RAMP_FACTOR * hpn.span_peak * rtt;
+
+	if (w < HPN_HOLD_MIN)
+		w = HPN_HOLD_MIN;
+	return w > UINT_MAX ? UINT_MAX : (u_int)w;
+}
+
+/*
  * HPN_WINDOW_RTT_FACTOR x the rate at which data arrived and was consumed
  * over the last round trip x the round trip: the window a transfer at that
  * rate needs, with headroom for queueing.  While the window limits the
@@ -556,7 +619,7 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 	int v;
 	socklen_t len = sizeof(v);
 	double rtt, t;
-	u_int target;
+	u_int target, ramp;
 
 	if (hpn.fd != -1) {
 		/*
@@ -575,6 +638,7 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 				hpn.rcvbuf_read = 1;
 			}
 			(void)tcp_rtt();
+			span_measure(ssh, t);
 		}
 		rtt = hpn.rtt_min;
 		/*
@@ -657,7 +721,10 @@ window_target(struct ssh *ssh, Channel *c, const char **why, int *bulk)
 		    HPN_HOLD_MIN)) &&
 		    sshbuf_len(c->output) < c->local_window_max / 8) {
 			*why = "TCP receive buffer, reader keeps up";
-			return hpn.rcvbuf;
+			if (hpn.rcvbuf <= (ramp = window_ramp(rtt)))
+				return hpn.rcvbuf;
+			*why = "TCP receive buffer, within the ramp";
+			return ramp;
 		}
 		return MINIMUM(hpn.rcvbuf, target);
 	}

@@ -54,6 +54,8 @@
 #define HPN_HOLD_FILLED		0.8	/* ... until rate x RTT reaches this x window */
 #define HPN_HOLD_QUEUE		1.1	/* data RTT past this x the lowest: full */
 #define HPN_HOLD_MIN		(64 * 1024 * 1024) /* a hold is never below this */
+#define HPN_RAMP_FACTOR		2	/* ramp: window <= this x short-span peak x RTT */
+#define HPN_RAMP_SPAN		0.1	/* s: ... rate measured over this (the wire's) */
 #define HPN_PING_RETRY		1.0	/* s: a PING unanswered is resent */
 #define HPN_PING_GAP		0.01	/* s: PINGs at most this often */
 #define HPN_RTT_PERIOD		2.0	/* s: MPTCP windows take the lowest PING RTT of 1-2 */
