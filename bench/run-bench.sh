@@ -107,7 +107,7 @@ cleanup() {
 	# What runs in the namespaces (clients, servers) netpath down ends too.
 	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
-	[ -n "$ss_pid" ] && kill "$ss_pid" 2>/dev/null
+	[ -n "$ss_pid" ] && { touch "$work/ss-stop"; kill "$ss_pid" 2>/dev/null; }
 	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
 	for t in hpn stock prev anchor; do
 		bl_stop_server "$work" "${PORT[$t]}" 2>/dev/null || true
@@ -238,16 +238,27 @@ transfer_timeout() {
 
 # series_ss MODE PORT SECONDS FILE: the sender's TCP state of the
 # connection to or from PORT every 200 ms ("@ ns" lines, then ss -tin's),
-# for at most SECONDS
+# for at most SECONDS or until $work/ss-stop exists (series_ss_stop): the
+# loop runs under netpath exec, which a kill of this function's subshell
+# does not reach (29 such loops, each bounded by its run's timeout, were
+# found polling at once, load 7-10, before this)
 series_ss() {
 	local side=client
 	case $1 in *-down) side=server ;; esac
 	"$NP" exec "$side" --name "$NAME" -- bash -c '
 	    for ((i = 0; i < $2 * 5; i++)); do
+		[ -e "$3" ] && break
 		echo "@ $(date +%s%N)"
 		ss -tinH "( sport = :$1 or dport = :$1 )"
 		sleep 0.2
-	    done' series_ss "$2" "$3" > "$4" 2>&1
+	    done' series_ss "$2" "$3" "$work/ss-stop" > "$4" 2>&1
+}
+# series_ss_stop: the sampler ends (within 0.2 s) and is waited for
+series_ss_stop() {
+	[ -n "$ss_pid" ] || return 0
+	touch "$work/ss-stop"
+	wait "$ss_pid" 2>/dev/null || true
+	ss_pid=
 }
 
 # measure RTT CIPHER MODE PAIR REP: one transfer (or, for MODE setup, one
@@ -294,6 +305,7 @@ measure() {
 	if [ "$TIMESERIES" = 1 ] && [ "$mode" != setup ]; then
 		series=$OUT/series/run-$n-$mode-$pair
 		mkdir -p "$OUT/series"
+		rm -f "$work/ss-stop"
 		series_ss "$mode" "${PORT[$st]}" "$to" "$series.ss" &
 		ss_pid=$!
 	fi
@@ -334,11 +346,7 @@ measure() {
 		wait "$watch_pid" 2>/dev/null || true
 		watch_pid=
 	fi
-	if [ -n "$ss_pid" ]; then
-		kill "$ss_pid" 2>/dev/null || true
-		wait "$ss_pid" 2>/dev/null || true
-		ss_pid=
-	fi
+	series_ss_stop
 	if [ -n "$series" ]; then
 		cp "$work/client.out" "$series.client.log" 2>/dev/null || true
 		cp "$work/sshd-${PORT[$st]}.log" "$series.sshd.log" 2>/dev/null || true
