@@ -880,6 +880,9 @@ model_op(struct fz_in *in, uint8_t op)
 			fz_bad("model: %s", ssh_err(r));
 		model_send();
 		mdl.sent[a] = 1;
+		/* the client may take any SUCCESS as upstream does */
+		if (a == SSH2_MSG_USERAUTH_SUCCESS)
+			mdl.success_sent = 1;
 		if ((a == SSH2_MSG_EXT_INFO ||
 		    a == SSH2_MSG_SERVICE_ACCEPT) &&
 		    mdl.first_ext_or_accept == 0)
@@ -890,6 +893,8 @@ model_op(struct fz_in *in, uint8_t op)
 			return 0;
 		model_plain(b, p, len);
 		mdl.sent[b] = 1;
+		if (b == SSH2_MSG_USERAUTH_SUCCESS)
+			mdl.success_sent = 1;
 		if ((b == SSH2_MSG_EXT_INFO ||
 		    b == SSH2_MSG_SERVICE_ACCEPT) &&
 		    mdl.first_ext_or_accept == 0)
