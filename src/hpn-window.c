@@ -94,6 +94,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xmalloc.h"
 #include "log.h"
 #include "misc.h"
 #include "sshbuf.h"
@@ -148,6 +149,39 @@ static struct {
 
 /* What the metrics show (hpn-metrics.c). */
 static struct hpn_winstats stats;
+
+/*
+ * Each channel's largest window, by its number, for its summary: a held
+ * window shrinks (window_hold()), so the window at close is not the
+ * largest it was.
+ */
+static u_int *chan_peak;
+static u_int nchan_peak;
+
+static void
+peak_note(Channel *c)
+{
+	u_int n;
+
+	if (c->self < 0)
+		return;
+	if ((u_int)c->self >= nchan_peak) {
+		n = (u_int)c->self + 16;
+		chan_peak = xrecallocarray(chan_peak, nchan_peak, n,
+		    sizeof(*chan_peak));
+		nchan_peak = n;
+	}
+	if (c->local_window_max > chan_peak[c->self])
+		chan_peak[c->self] = c->local_window_max;
+}
+
+static u_int
+peak_of(Channel *c)
+{
+	if (c->self < 0 || (u_int)c->self >= nchan_peak)
+		return c->local_window_max;
+	return MAXIMUM(chan_peak[c->self], c->local_window_max);
+}
 
 void
 hpn_window_stats(struct hpn_winstats *w)
@@ -833,6 +867,7 @@ hpn_window_adjust_due(struct ssh *ssh, Channel *c)
 		    "rtt %.0f ms, data rtt %.0f ms)", c->self, old, target,
 		    why, hpn.rcvbuf, hpn.rtt_min * 1e3, hpn.rcv_rtt * 1e3);
 	}
+	peak_note(c);
 	stats.window = c->local_window_max;
 	if (stats.window > stats.window_peak)
 		stats.window_peak = stats.window;
@@ -874,7 +909,7 @@ hpn_channel_summary(Channel *c)
 	    "peak window %u (from %u)", c->self,
 	    c->remote_name ? c->remote_name : "?",
 	    (unsigned long long)c->hpn_rx, (unsigned long long)c->hpn_tx,
-	    c->local_window_max, c->hpn_window_start);
+	    peak_of(c), c->hpn_window_start);
 }
 
 /*
@@ -890,6 +925,8 @@ hpn_channel_freed(Channel *c)
 	hpn_channel_summary(c);
 	if (c->local_window_max > base)
 		hpn_budget_give(c->local_window_max - base);
+	if (c->self >= 0 && (u_int)c->self < nchan_peak)
+		chan_peak[c->self] = 0;
 }
 
 /*

@@ -75,7 +75,7 @@ most() {
 	    sed -n 's/.* window [0-9]* -> \([0-9]*\) .*/\1/p' | sort -n | tail -n 1
 }
 # past NAME PEAK MOST: the window grew past sshbuf's largest buffer (PEAK,
-# the window at close), and never past RAMP (MOST)
+# the summary's), and never past RAMP (MOST: from the debug lines)
 past() {
 	if [ -z "$2" ]; then
 		fail "$1: no channel summary in the log"
@@ -83,8 +83,10 @@ past() {
 		fail "$1: the window stopped at $2, not past 128 MiB"
 	elif [ -z "$3" ] || [ "$3" -gt $RAMP ]; then
 		fail "$1: the window grew to ${3:-?}, past 2.5 x the path's product"
+	elif [ "$2" -lt "$3" ]; then
+		fail "$1: the summary's peak window $2 is below the $3 it grew to"
 	else
-		verbose "$tid: $1: window $2 at close, at most $3"
+		verbose "$tid: $1: peak window $2, at most $3 in the debug lines"
 	fi
 }
 
