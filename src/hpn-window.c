@@ -144,6 +144,7 @@ static struct {
 	double	span_since;	/* when this span began */
 	u_int64_t span_rx;	/* bytes arrived by then */
 	double	span_peak;	/* highest rate of a span, bytes/s */
+	u_int	chan_peak[64]; /* channels' largest windows (peak_note()) */
 } hpn = { .rcvbuf_poll = 1, .max_window = HPN_WINDOW_MAX_DEFAULT, .fd = -1,
     .in_fd = -1 };
 
@@ -151,36 +152,27 @@ static struct {
 static struct hpn_winstats stats;
 
 /*
- * Each channel's largest window, by its number, for its summary: a held
- * window shrinks (window_hold()), so the window at close is not the
+ * Each channel's largest window, by its number, for its summary
+ * (hpn.chan_peak; channels past its size report the window at close): a
+ * held window shrinks (window_hold()), so the window at close is not the
  * largest it was.
  */
-static u_int *chan_peak;
-static u_int nchan_peak;
+#define NPEAK	(sizeof(hpn.chan_peak) / sizeof(hpn.chan_peak[0]))
 
 static void
 peak_note(Channel *c)
 {
-	u_int n;
-
-	if (c->self < 0)
-		return;
-	if ((u_int)c->self >= nchan_peak) {
-		n = (u_int)c->self + 16;
-		chan_peak = xrecallocarray(chan_peak, nchan_peak, n,
-		    sizeof(*chan_peak));
-		nchan_peak = n;
-	}
-	if (c->local_window_max > chan_peak[c->self])
-		chan_peak[c->self] = c->local_window_max;
+	if (c->self >= 0 && (size_t)c->self < NPEAK &&
+	    c->local_window_max > hpn.chan_peak[c->self])
+		hpn.chan_peak[c->self] = c->local_window_max;
 }
 
 static u_int
 peak_of(Channel *c)
 {
-	if (c->self < 0 || (u_int)c->self >= nchan_peak)
+	if (c->self < 0 || (size_t)c->self >= NPEAK)
 		return c->local_window_max;
-	return MAXIMUM(chan_peak[c->self], c->local_window_max);
+	return MAXIMUM(hpn.chan_peak[c->self], c->local_window_max);
 }
 
 void
@@ -925,8 +917,8 @@ hpn_channel_freed(Channel *c)
 	hpn_channel_summary(c);
 	if (c->local_window_max > base)
 		hpn_budget_give(c->local_window_max - base);
-	if (c->self >= 0 && (u_int)c->self < nchan_peak)
-		chan_peak[c->self] = 0;
+	if (c->self >= 0 && (size_t)c->self < NPEAK)
+		hpn.chan_peak[c->self] = 0;
 }
 
 /*
