@@ -107,7 +107,7 @@ cleanup() {
 	# What runs in the namespaces (clients, servers) netpath down ends too.
 	[ -n "$fg_pid" ] && kill "$fg_pid" 2>/dev/null
 	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
-	[ -n "$ss_pid" ] && { touch "$work/ss-stop"; kill "$ss_pid" 2>/dev/null; }
+	[ -n "$ss_pid" ] && series_ss_stop
 	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
 	for t in hpn stock prev anchor; do
 		bl_stop_server "$work" "${PORT[$t]}" 2>/dev/null || true

@@ -94,7 +94,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmalloc.h"
 #include "log.h"
 #include "misc.h"
 #include "sshbuf.h"
@@ -159,20 +158,29 @@ static struct hpn_winstats stats;
  */
 #define NPEAK	(sizeof(hpn.chan_peak) / sizeof(hpn.chan_peak[0]))
 
+static u_int *
+peak_slot(Channel *c)
+{
+	return c->self >= 0 && (size_t)c->self < NPEAK ?
+	    &hpn.chan_peak[c->self] : NULL;
+}
+
 static void
 peak_note(Channel *c)
 {
-	if (c->self >= 0 && (size_t)c->self < NPEAK &&
-	    c->local_window_max > hpn.chan_peak[c->self])
-		hpn.chan_peak[c->self] = c->local_window_max;
+	u_int *p = peak_slot(c);
+
+	if (p != NULL && c->local_window_max > *p)
+		*p = c->local_window_max;
 }
 
 static u_int
 peak_of(Channel *c)
 {
-	if (c->self < 0 || (size_t)c->self >= NPEAK)
-		return c->local_window_max;
-	return MAXIMUM(hpn.chan_peak[c->self], c->local_window_max);
+	u_int *p = peak_slot(c);
+
+	return p == NULL ? c->local_window_max :
+	    MAXIMUM(*p, c->local_window_max);
 }
 
 void
@@ -402,20 +410,27 @@ tcp_rtt(void)
 	return hpn.rtt_min;
 }
 
-/*
- * Bytes that arrived for this channel: what it received, plus what waits
- * unread in the kernel (FIONREAD), so that the count follows the wire, not
- * when this process happened to be scheduled.  Other channels' data in
- * the kernel's queue counts too; a bulk transfer dominates it.
- */
-static u_int64_t
-arrived(Channel *c)
+/* What waits unread in the kernel on the connection (FIONREAD). */
+static u_int
+unread(void)
 {
 	int n = 0;
 
 	if (hpn.in_fd == -1 || ioctl(hpn.in_fd, FIONREAD, &n) == -1 || n < 0)
-		n = 0;
-	return c->hpn_rx + (u_int)n;
+		return 0;
+	return (u_int)n;
+}
+
+/*
+ * Bytes that arrived for this channel: what it received, plus what waits
+ * unread in the kernel, so that the count follows the wire, not when this
+ * process happened to be scheduled.  Other channels' data in the kernel's
+ * queue counts too; a bulk transfer dominates it.
+ */
+static u_int64_t
+arrived(Channel *c)
+{
+	return c->hpn_rx + unread();
 }
 
 /*
@@ -540,13 +555,11 @@ window_hold(void)
 static void
 span_measure(struct ssh *ssh, double t)
 {
-	u_int64_t in, out;
+	u_int64_t in;
 	double dt;
-	int n = 0;
 
-	ssh_packet_get_bytes(ssh, &in, &out);
-	if (hpn.in_fd != -1 && ioctl(hpn.in_fd, FIONREAD, &n) == 0 && n > 0)
-		in += (u_int)n;
+	ssh_packet_get_bytes(ssh, &in, NULL);
+	in += unread();
 	if (hpn.span_since == 0 || in < hpn.span_rx) {
 		hpn.span_since = t;
 		hpn.span_rx = in;
@@ -912,13 +925,13 @@ hpn_channel_summary(Channel *c)
 void
 hpn_channel_freed(Channel *c)
 {
-	u_int base = window_base(c);
+	u_int base = window_base(c), *p;
 
 	hpn_channel_summary(c);
 	if (c->local_window_max > base)
 		hpn_budget_give(c->local_window_max - base);
-	if (c->self >= 0 && (size_t)c->self < NPEAK)
-		hpn.chan_peak[c->self] = 0;
+	if ((p = peak_slot(c)) != NULL)
+		*p = 0;
 }
 
 /*
