@@ -60,6 +60,7 @@ struct he_try {
 	int	started;
 	int	err;		/* why it failed; 0: not failed */
 	double	start;
+	double	done;	/* when it connected */
 };
 
 struct he_race {
@@ -326,6 +327,7 @@ he_run(struct he_race *r, const char *host, int (*create)(struct addrinfo *),
 				last_err = t->err;
 				continue;
 			}
+			t->done = monotime_double();
 			*wonp = t;
 			return t->fd;
 		}
@@ -422,8 +424,10 @@ hpn_connect_race(const char *host, struct addrinfo *aitop,
 	else
 		((struct sockaddr_in *)hostaddr)->sin_port = htons(p);
 	if (r->eyes)
-		debug("Happy Eyeballs: %.100s port %d won (%s), %d other "
+		debug("Happy Eyeballs: %.100s port %d won (%s), started "
+		    "%.3f s after the first, connected in %.3f s; %d other "
 		    "attempt%s closed", won->ntop, p, he_family(won->ai),
+		    won->start - r->try[0].start, won->done - won->start,
 		    others, others == 1 ? "" : "s");
 	if (p != options.port)
 		logit("hpnssh: connected to %s on port %d", host, p);
