@@ -22,8 +22,9 @@
 # Then bench/stall-bench.sh: 100 uploads into readers that stall, with
 # HPNBufferBudget and without (STALL=0: not run).  Prints the targets
 # (bench/bigbdp-report.sh): each mode >= 0.95 x iperf3 and >= HPN-SSH by
-# first-to-last byte; whole-command times and the largest RSS of client
-# and server beside them; the sessions' memory when readers stall.
+# bytes / (whole command - set-up), issue 42's rate, with first to last
+# byte beside it; whole-command times and the largest RSS of client and
+# server; the sessions' memory when readers stall.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$TOP/build/bench-bigbdp/$(date +%Y%m%d-%H%M%S)}
