@@ -2,7 +2,7 @@
 """rtt-relay.py: a TCP relay that counts the round trips a client waits for.
 
   rtt-relay.py --listen PORT --to HOST:PORT --ready FILE --report FILE
-      [--delay SECONDS]
+      [--delay SECONDS] [--trace FILE]
 
 Accepts connections on 127.0.0.1:PORT and relays each to HOST:PORT,
 numbering what passes by the round trips in series before it, as
@@ -29,8 +29,10 @@ the count: a server slower than twice the delay to send something of
 itself), never earlier than one it did.
 
 The report (FILE, a line appended when a connection ends):
-"conn N max_depth D client_chunks C server_chunks S".  Writes FILE
-(--ready) with its PID once listening; runs until killed, at most 20
+"conn N max_depth D client_chunks C server_chunks S".  --trace FILE: a line
+appended for each chunk as it is read, "conn N T.TTT c>s|s>c depth D
+bytes B" (T: seconds since the connection came), to show which chunk
+raised a count.  Writes FILE (--ready) with its PID once listening; runs until killed, at most 20
 minutes (an alarm).
 """
 
@@ -51,13 +53,17 @@ def parse():
     p.add_argument("--ready", required=True)
     p.add_argument("--report", required=True)
     p.add_argument("--delay", type=float, default=0.1)
+    p.add_argument("--trace")
     return p.parse_args()
 
 
 class Conn:
     """One connection's depths, under one lock."""
 
-    def __init__(self):
+    def __init__(self, n=0, trace=None):
+        self.n = n
+        self.trace = trace
+        self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.delivered = 0      # highest depth given to the client
         self.forwarded = 0      # highest depth passed to the server
@@ -89,6 +95,12 @@ def pump(src, dst, st, delay, from_client):
                 else:
                     depth = 0 if first else st.forwarded
                     st.ns += 1
+                if st.trace and d:
+                    with open(st.trace, "a") as f:
+                        f.write("conn %d %.3f %s depth %d bytes %d\n" %
+                                (st.n, time.monotonic() - st.t0,
+                                 "c>s" if from_client else "s>c", depth,
+                                 len(d)))
             first = False
             q.put((time.monotonic() + delay, depth, d))
             if not from_client:
@@ -134,7 +146,7 @@ def serve(n, c, a):
     s.settimeout(None)
     for x in (c, s):
         x.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    st = Conn()
+    st = Conn(n, a.trace)
     t = threading.Thread(target=pump, args=(s, c, st, a.delay, False),
                          daemon=True)
     t.start()
