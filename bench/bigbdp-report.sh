@@ -26,6 +26,8 @@ for csv in "$out"/rtt*/results.csv; do
 		return n ? a[int((n + 1) / 2)] : ""
 	}
 	function add(k, x) { if (x != "") v[k] = v[k] " " x }
+	# MB/s of the whole command w less the set-up s (0: not known)
+	function less_setup(w, s) { return (w > s && s != "") ? bytes / (w - s) / 1e6 : 0 }
 	NR == 1 { next }
 	{
 		rtt = $3; bytes = $6; mode = $9; c = $10; st = $13
@@ -54,7 +56,7 @@ for csv in "$out"/rtt*/results.csv; do
 				continue
 			}
 			r = ip > 0 ? m / ip : 0
-			beyond = (w > s && s != "") ? sprintf("%.1f", bytes / (w - s) / 1e6) : "?"
+			beyond = less_setup(w, s) ? sprintf("%.1f", less_setup(w, s)) : "?"
 			t = ""
 			if (c == "hpn") {
 				ours++
@@ -63,10 +65,9 @@ for csv in "$out"/rtt*/results.csv; do
 				t = sprintf("%s %.2f x iperf3", rs >= 0.95 ? "PASS" : "MISS", rs)
 				if (rs < 0.95) miss++
 				a = med("mbs" SUBSEP mode SUBSEP "anchor")
-				aw = med("wall" SUBSEP mode SUBSEP "anchor")
-				as = med("setup" SUBSEP "anchor")
 				if (a != "") {
-					ab = (aw > as && as != "") ? bytes / (aw - as) / 1e6 : 0
+					ab = less_setup(med("wall" SUBSEP mode SUBSEP "anchor"),
+					    med("setup" SUBSEP "anchor"))
 					if (beyond == "?" || ab == 0) {
 						t = t ", HPN-SSH ?"
 						miss++

@@ -699,6 +699,22 @@ static const char *ext_sigalgs[] = {
 	"rsa-sha2-512", "ecdsa-sha2-nistp256",
 };
 
+/*
+ * The bookkeeping of a message of any type the model sent (OP_MSG,
+ * OP_PLAIN): the client may take any USERAUTH_SUCCESS as upstream does,
+ * and an EXT_INFO or SERVICE_ACCEPT as the first of the two.
+ */
+static void
+model_sent_any(uint8_t type)
+{
+	mdl.sent[type] = 1;
+	if (type == SSH2_MSG_USERAUTH_SUCCESS)
+		mdl.success_sent = 1;
+	if ((type == SSH2_MSG_EXT_INFO || type == SSH2_MSG_SERVICE_ACCEPT) &&
+	    mdl.first_ext_or_accept == 0)
+		mdl.first_ext_or_accept = type;
+}
+
 /* One operation of the script; 0: the turn is over. */
 static int
 model_op(struct fz_in *in, uint8_t op)
@@ -879,26 +895,13 @@ model_op(struct fz_in *in, uint8_t op)
 		    (r = sshpkt_put(srv, p, len)) != 0)
 			fz_bad("model: %s", ssh_err(r));
 		model_send();
-		mdl.sent[a] = 1;
-		/* the client may take any SUCCESS as upstream does */
-		if (a == SSH2_MSG_USERAUTH_SUCCESS)
-			mdl.success_sent = 1;
-		if ((a == SSH2_MSG_EXT_INFO ||
-		    a == SSH2_MSG_SERVICE_ACCEPT) &&
-		    mdl.first_ext_or_accept == 0)
-			mdl.first_ext_or_accept = a;
+		model_sent_any(a);
 		break;
 	case OP_PLAIN:
 		if (fz_u8(in, &b) != 0 || fz_bytes(in, 8192, &p, &len) != 0)
 			return 0;
 		model_plain(b, p, len);
-		mdl.sent[b] = 1;
-		if (b == SSH2_MSG_USERAUTH_SUCCESS)
-			mdl.success_sent = 1;
-		if ((b == SSH2_MSG_EXT_INFO ||
-		    b == SSH2_MSG_SERVICE_ACCEPT) &&
-		    mdl.first_ext_or_accept == 0)
-			mdl.first_ext_or_accept = b;
+		model_sent_any(b);
 		break;
 	case OP_RAW:
 		if (fz_bytes(in, 8192, &p, &len) != 0)

@@ -118,12 +118,13 @@ add() {	# add A B...: the sum
 	echo "$@" | awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i;
 	    printf "%.2f", s }'
 }
-# started: when the winner started, seconds after the first attempt, as
-# -v says it (the client's own clock: no load on the machine makes a
-# delay that was honoured look shorter)
+# started WHAT: st, when the winner started, seconds after the first
+# attempt, as -v says it (the client's own clock: no load on the machine
+# makes a delay that was honoured look shorter); fails when -v lacks it
 started() {
-	sed -n 's/.*Happy Eyeballs: .* won (.*), started \([0-9.]*\) s after the first.*/\1/p' \
-	    $H-err | tail -1
+	st=`sed -n 's/.*Happy Eyeballs: .* won (.*), started \([0-9.]*\) s after the first.*/\1/p' \
+	    $H-err | tail -1`
+	[ -n "$st" ] || fail "$1: no start time in -v: `grep Happy $H-err`"
 }
 won() {	# won WHAT FAMILY ADDR: -v named the winner
 	grep -q "Happy Eyeballs: $3 port [0-9]* won ($2)" $H-err ||
@@ -167,8 +168,7 @@ he_timed $bound -p $HPORT
 won "IPv6 dropped" IPv4 $S4
 lt $he_secs $he_bound ||
 	fail "IPv6 dropped: took $he_secs s, bound $bound (IPv4 alone $base)"
-st=`started`
-[ -n "$st" ] || fail "IPv6 dropped: no start time in -v: `grep Happy $H-err`"
+started "IPv6 dropped"
 lt $st 0.25 && fail "IPv6 dropped: IPv4 started $st s after IPv6, not 0.25"
 trace "IPv6 dropped: $he_secs s (IPv4 alone $base, bound $bound)"
 
@@ -179,8 +179,7 @@ he_timed `add $base 1.5 $RTT $MARGIN` -p $HPORT -oHappyDelay=1500
 # load (base, the set-up alone, varies with it: 1.19 s in a CI run where
 # this took 2.25)
 lt $he_secs `add 1.5 $RTT` && fail "HappyDelay=1500: took only $he_secs s"
-st=`started`
-[ -n "$st" ] || fail "HappyDelay=1500: no start time in -v: `grep Happy $H-err`"
+started "HappyDelay=1500"
 lt $st 1.5 && fail "HappyDelay=1500: IPv4 started $st s after IPv6"
 lt $he_secs $he_bound ||
 	fail "HappyDelay=1500: took $he_secs s (IPv4 alone $base)"
@@ -240,7 +239,7 @@ grep -q "connect to address $S6 port $HPORT: Connection refused" $H-err ||
 	fail "IPv6 refusing: no refusal in -v"
 lt $he_secs $he_bound ||
 	fail "IPv6 refusing: took $he_secs s (IPv4 alone $base): waited for HappyDelay?"
-st=`started`
+started "IPv6 refusing"
 [ -n "$st" ] && lt $st 1 ||
 	fail "IPv6 refusing: IPv4 started '$st' s after IPv6: waited for HappyDelay?"
 
