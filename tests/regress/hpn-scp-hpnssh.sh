@@ -40,10 +40,10 @@ held() {
 	half) head -c $HALF $W/src > $2 ;;
 	complete) cp $W/src $2 ;;
 	flipped) head -c $HALF $W/src > $2
-		printf 'X' | dd of=$2 bs=1 seek=1000 conv=notrunc 2>/dev/null ;;
+		flip $2 1000 ;;
 	longer) cp $W/src $2; printf 'more' >> $2 ;;
 	samesize) cp $W/src $2
-		printf 'X' | dd of=$2 bs=1 seek=2000000 conv=notrunc 2>/dev/null ;;
+		flip $2 2000000 ;;
 	esac
 }
 

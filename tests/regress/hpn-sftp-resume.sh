@@ -125,7 +125,7 @@ for how in scp-down scp-up reget reput get-a put-a; do
 	check $how "complete" "already complete" 0
 
 	head -c 3000000 $W/big > $D
-	printf X | dd of=$D bs=1 seek=1500000 conv=notrunc 2>/dev/null
+	flip $D 1500000
 	copy $how $w
 	check $how "a flipped byte" "differ from the source" -
 
@@ -163,7 +163,7 @@ for how in scp-down scp-up; do
 		fail "$how, no xxh128: the server used `hash_seen used`"
 
 	head -c 3000000 $W/big > $D
-	printf X | dd of=$D bs=1 seek=2500000 conv=notrunc 2>/dev/null
+	flip $D 2500000
 	copy $how $lacks
 	check $how "no xxh128, a flipped byte" "differ from the source (sha256)" -
 done

@@ -45,6 +45,17 @@ same() {
 	fi
 }
 
+# flip FILE OFFSET: change the byte at OFFSET, whatever it is (writing a
+# fixed byte into random data leaves it as it was once in 256 times)
+flip() {
+	_b=`od -An -tu1 -j $2 -N 1 $1 | tr -d ' '`
+	[ -n "$_b" ] || fatal "flip: $1 has no byte $2"
+	_n=`expr \( $_b + 1 \) % 256`
+	printf "\\`printf %03o $_n`" | dd of=$1 bs=1 seek=$2 conv=notrunc 2>/dev/null
+	[ "`od -An -tu1 -j $2 -N 1 $1 | tr -d ' '`" != "$_b" ] ||
+		fatal "flip: byte $2 of $1 did not change"
+}
+
 # batch CMDS...: an sftp batch file, one command a line
 batch() {
 	: > $W/batch
