@@ -15,7 +15,7 @@ DATA=$OBJ/hpnm-data
 SMALL=$OBJ/hpnm-small
 OUT=$OBJ/hpnm-out
 LOG=$OBJ/hpnm-log
-dd if=/dev/urandom of=$DATA bs=1048576 count=256 2>/dev/null
+dd if=/dev/urandom of=$DATA bs=1048576 count=64 2>/dev/null
 head -c 33554432 $DATA > $SMALL
 SUM=`sha256sum < $DATA`
 SSUM=`sha256sum < $SMALL`
@@ -46,7 +46,7 @@ threaded() {
 	grep -q "hpn_mt_cipher_new: aes.*-ctr: [0-9]* worker thread" $1 ||
 		fail "$2: no threaded AES-CTR in `basename $1`"
 }
-# up|down CLIENT CONFIG CIPHER: 256 MiB across, rekey every 1 MiB
+# up|down CLIENT CONFIG CIPHER: 64 MiB across, rekey every 1 MiB
 # (sh has no locals: x_* names are xfer's own)
 xfer() {
 	x_d=$1 x_cli=$2 x_cfg=$3 x_c=$4 x_o=
@@ -66,7 +66,7 @@ xfer() {
 	fi
 }
 
-# 512 rekeys per transfer: keep the servers' logs at DEBUG1, not DEBUG3.
+# 128 rekeys per transfer: keep the servers' logs at DEBUG1, not DEBUG3.
 for f in $OBJ/sshd_config $OBJ/sshd_proxy $OBJ/ssh_config $OBJ/ssh_proxy; do
 	sed -i 's/^\([[:space:]]*LogLevel[[:space:]]*\).*/\1DEBUG1/' $f
 done
