@@ -415,10 +415,10 @@ check-stock-openssh: $(STOCK_DIR)/.built check-prep
 # check-unit, check-install, check-security, check-hpn, check-openssh (the
 # full suite), check-interop, check-asan-quick, fuzz (15 s a harness:
 # CHECK_FUZZ_SECONDS) and check-package.
-# OpenSSH's suite, 20 minutes of mostly waiting, runs in the background on
-# a copy of the tree while ours run (scripts/check-all.sh); the package
-# test runs last, alone.  `make stress` and the whole `make check-asan`
-# are apart.
+# OpenSSH's suite, mostly waiting, runs in the background on a copy of the
+# tree in two workers, then check-asan-quick and fuzz, niced, while ours
+# run in the foreground (scripts/check-all.sh); the package test runs
+# last, alone.  `make stress` and the whole `make check-asan` are apart.
 check:
 	@MAKE='$(MAKE)' scripts/check-all.sh
 	@echo "make check: all tests passed"
