@@ -57,9 +57,29 @@ SLOG=$OBJ/hpnbu-sshd.budget.log
 sed -e "s/^	Hostname.*/	Hostname $SADDR/" -e "s/^	Port.*/	Port $BPORT/" \
     $OBJ/ssh_config > $OBJ/ssh_config.hpnbu
 
+# sessions NAME...: the "sshd-session: USER@notty" processes under the
+# sshds NAME... started here (their pid files), not those of the suites
+# that make check runs beside this one as the same user (pgrep -f found
+# a session of OpenSSH's suite there)
+sessions() {
+	_tops=""
+	for _n in "$@"; do
+		_tops="$_tops `cat $OBJ/pidfile.$_n 2>/dev/null`"
+	done
+	ps -e -o pid=,ppid=,args= | awk -v tops="$_tops" \
+	    -v want="sshd-session: $USER@notty" '
+	BEGIN { n = split(tops, t, " "); for (i = 1; i <= n; i++) under[t[i]] = 1 }
+	{ pid[NR] = $1; ppid[NR] = $2; a = $0
+	  sub(/^ *[0-9]+ +[0-9]+ +/, "", a); args[NR] = a }
+	END { for (pass = 0; pass < 8; pass++)
+		for (i = 1; i <= NR; i++) if (ppid[i] in under) under[pid[i]] = 1
+	  for (i = 1; i <= NR; i++)
+		if ((pid[i] in under) && index(args[i], want) == 1) print pid[i] }'
+}
+
 # rss_sessions: the summed RSS (KiB) of the sessions' processes
 rss_sessions() {
-	for p in `pgrep -f "^sshd-session: $USER@notty"`; do
+	for p in `sessions budget nobudget`; do
 		awk '/^VmRSS:/ { print $2 }' /proc/$p/status 2>/dev/null
 	done | awk '{ s += $1 } END { print s + 0 }'
 }
@@ -70,7 +90,7 @@ $CNS ${REAL_SSH} -F $OBJ/ssh_config.hpnbu somehost "sleep 30" \
 idle=$!
 path_pids="$path_pids $idle"
 i=0
-while [ "`pgrep -fc "^sshd-session: $USER@notty"`" -lt 1 ] && [ $i -lt 100 ]; do
+while [ -z "`sessions budget`" ] && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=`expr $i + 1`
 done
@@ -184,17 +204,16 @@ done
 sleep 2			# its window fills with what the reader does not take
 # the session's process that holds the window, killed (as the OOM killer
 # or an administrator would): it frees no channel, gives nothing back
-sp=`pgrep -f "^sshd-session: $USER@notty"`
-[ `echo $sp | wc -w` = 1 ] || fail "not one session to kill: $sp"
+sp=`sessions wrapped`
+[ `echo $sp | wc -w` = 1 ] || fail "not one session to kill: ${sp:-none}"
 kill -9 $sp
 wait $cut 2>/dev/null
 i=0
-while pgrep -f "^sshd-session: $USER@notty" > /dev/null && [ $i -lt 100 ]; do
+while [ -n "`sessions wrapped`" ] && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=`expr $i + 1`
 done
-pgrep -f "^sshd-session: $USER@notty" > /dev/null &&
-	fail "the session killed did not end"
+[ -z "`sessions wrapped`" ] || fail "the session killed did not end"
 m=`wc -l < $WLOG`
 $CNS timeout 60 ${REAL_SSH} -F $OBJ/ssh_config.hpnbu -p $WPORT somehost \
     "cat > $W/out.w2" < $W/data || fail "the upload after it failed"
