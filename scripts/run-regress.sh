@@ -51,36 +51,36 @@ skips() {
 }
 # finish RC: the skips, the count, the verdict (exits)
 finish() {
-local rc=$1 t x
-nrun=$(grep -c '^run test ' "$log" || true)
-nskip=0
-notallowed=""
-while IFS="$(printf '\t')" read -r t x; do
-	nskip=$((nskip + 1))
-	echo "    skipped $t: $x"
-	if [ "${CI:-}" = true ] && ! skip_allowed "$t" "$x"; then
-		notallowed="$notallowed
+	local rc=$1 t x
+	nrun=$(grep -c '^run test ' "$log" || true)
+	nskip=0
+	notallowed=""
+	while IFS="$(printf '\t')" read -r t x; do
+		nskip=$((nskip + 1))
+		echo "    skipped $t: $x"
+		if [ "${CI:-}" = true ] && ! skip_allowed "$t" "$x"; then
+			notallowed="$notallowed
     $t: $x"
+		fi
+	done < <(skips)
+	echo "  $nrun tests run, $nskip skips"
+	if [ -n "$notallowed" ]; then
+		echo "regress($mode): in CI, skips that tests/allowed-skips does not allow:$notallowed" >&2
+		[ $rc -ne 0 ] || rc=1
 	fi
-done < <(skips)
-echo "  $nrun tests run, $nskip skips"
-if [ -n "$notallowed" ]; then
-	echo "regress($mode): in CI, skips that tests/allowed-skips does not allow:$notallowed" >&2
-	[ $rc -ne 0 ] || rc=1
-fi
-if [ $rc -ne 0 ]; then
-	# (openssh_worker shows its own)
-	[ "${OPENSSH_JOBS:-1}" -gt 1 ] && [ "$mode" = openssh ] ||
-	for f in regress/failed-*.log; do
-		[ -e "$f" ] || continue
-		echo "---- $tree/$f (last 60 lines)"
-		tail -n 60 "$f"
-	done
-	echo "regress($mode): FAILED after ${secs}s (log: $log)" >&2
-	exit 1
-fi
-echo "regress($mode): passed in ${secs}s"
-exit 0
+	if [ $rc -ne 0 ]; then
+		# (openssh_worker shows its own)
+		[ "${OPENSSH_JOBS:-1}" -gt 1 ] && [ "$mode" = openssh ] ||
+		for f in regress/failed-*.log; do
+			[ -e "$f" ] || continue
+			echo "---- $tree/$f (last 60 lines)"
+			tail -n 60 "$f"
+		done
+		echo "regress($mode): FAILED after ${secs}s (log: $log)" >&2
+		exit 1
+	fi
+	echo "regress($mode): passed in ${secs}s"
+	exit 0
 }
 
 # OpenSSH's full suite in OPENSSH_JOBS workers (make check's background;
