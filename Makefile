@@ -413,7 +413,7 @@ check-stock-openssh: $(STOCK_DIR)/.built check-prep
 
 # What CI runs (.ci/run: `make deps check`): patch-check, check-upstream,
 # check-unit, check-install, check-security, check-hpn, check-openssh (the
-# full suite), check-interop, check-asan-quick, fuzz (15 s a harness:
+# full suite), check-interop, check-asan-quick, fuzz (10 s a harness:
 # CHECK_FUZZ_SECONDS) and check-package.
 # OpenSSH's suite, mostly waiting, runs in the background on a copy of the
 # tree in two workers, then check-asan-quick and fuzz, niced, while ours

@@ -14,7 +14,7 @@
 # killed by its PID on any failure, Ctrl-C or TERM.
 #
 # Environment: OPENSSH_BG_PORT (5242; the second worker 5342),
-# OPENSSH_BG_JOBS (2), CHECK_FUZZ_SECONDS (15), MAKE.
+# OPENSSH_BG_JOBS (2), CHECK_FUZZ_SECONDS (10), MAKE.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 MAKE=${MAKE:-make}
@@ -65,7 +65,7 @@ background() {
 		return 1
 	{ nice -n 10 "$MAKE" --no-print-directory -C "$top" check-asan-quick &&
 	  nice -n 10 "$MAKE" --no-print-directory -C "$top" fuzz \
-	    FUZZ_SECONDS="${CHECK_FUZZ_SECONDS:-15}"; } > "$sanout" 2>&1 < /dev/null ||
+	    FUZZ_SECONDS="${CHECK_FUZZ_SECONDS:-10}"; } > "$sanout" 2>&1 < /dev/null ||
 		return 2
 }
 set -m		# the background job gets a process group of its own
