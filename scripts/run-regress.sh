@@ -35,6 +35,17 @@ QUICK_LTESTS="connect connect-privsep proto-version banner transfer try-ciphers
 rekey sftp sftp-cmds sftp-batch scp scp3 multiplex forwarding dynamic-forward
 keyscan portnum cfgparse sshcfgparse cfginclude servcfginclude cfgmatch percent"
 
+# The lines of a run that show its progress: tests, skips, failures
+PROGRESS='^run test|^SKIPPED|^[Ss]kipped[ :(]|^skipping[ :]|^skip test|^failed|FAIL'
+# show_failed TREE: the end of each of TREE's regress/failed-*.log
+show_failed() {
+	local f
+	for f in "$1"/regress/failed-*.log; do
+		[ -e "$f" ] || continue
+		echo "---- $f (last 60 lines)"
+		tail -n 60 "$f"
+	done
+}
 # Every skip as "TEST<tab>TEXT": the test (its script's name less .sh,
 # from the "run test X ..." line before it; "-" before any) and what its
 # line says.
@@ -71,11 +82,7 @@ finish() {
 	if [ $rc -ne 0 ]; then
 		# (openssh_worker shows its own)
 		[ "${OPENSSH_JOBS:-1}" -gt 1 ] && [ "$mode" = openssh ] ||
-		for f in regress/failed-*.log; do
-			[ -e "$f" ] || continue
-			echo "---- $tree/$f (last 60 lines)"
-			tail -n 60 "$f"
-		done
+			show_failed "$tree"
 		echo "regress($mode): FAILED after ${secs}s (log: $log)" >&2
 		exit 1
 	fi
@@ -166,16 +173,12 @@ openssh_worker() {
 			(cd "$wt" && TEST_SSH_PORT=$port make "${here[@]}" "$1") > "$out" 2>&1 < /dev/null || r=$? ;;
 		esac
 		{ echo "== part: $item"; cat "$out"; } >> "$wl"
-		grep -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skipping[ :]|^skip test|^failed|FAIL' "$out" | sed "s/^/  [w$w] /" || true
+		grep -E "$PROGRESS" "$out" | sed "s/^/  [w$w] /" || true
 		echo "  [w$w] $item: $( [ $r -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - t0 ))s"
 		rm -f "$out"
 		if [ $r -ne 0 ]; then
 			echo "$item" >> "$logs/openssh-failed"
-			for f in "$wt"/regress/failed-*.log; do
-				[ -e "$f" ] || continue
-				echo "---- $f (last 60 lines)"
-				tail -n 60 "$f"
-			done
+			show_failed "$wt"
 			return 1
 		fi
 	done
@@ -238,7 +241,7 @@ make "${here[@]}" "${target[@]}" > "$log" 2>&1 < /dev/null &
 mpid=$!
 # Follow the log for progress (bounded by make's own end), each line after
 # the seconds since the start: where a suite's time goes.
-tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E '^run test|^SKIPPED|^[Ss]kipped[ :(]|^skipping[ :]|^skip test|^failed|FAIL|passed$' |
+tail -n +1 -f --pid=$mpid "$log" | grep --line-buffered -E "$PROGRESS|passed\$" |
     while IFS= read -r line; do
 	printf -v now '%(%s)T' -1
 	printf '  %4ds %s\n' $((now - start)) "$line"
