@@ -70,7 +70,10 @@
  *    waits for its EXT_INFO or SERVICE_ACCEPT, and a signed request after
  *    an EXT_INFO that offered publickey-hostbound is publickey-hostbound;
  *  - an early channel confirmed with another id than
- *    HPN_EARLY_CHANNEL_ID, or a smaller packet size, ends the connection;
+ *    HPN_EARLY_CHANNEL_ID, or a smaller packet size, ends the connection
+ *    (when no unframed bytes went before the confirmation: raw bytes, or
+ *    a plaintext packet once encrypted ones are due, may swallow it;
+ *    crash-harness-raw-before-confirm);
  *  - the session channel's window is the confirmed one plus the adjusts
  *    less what went early (hpn_early_channel_confirm(),
  *    hpn_early_window_adjust(); crash-adjust-before-confirm: an adjust
@@ -238,6 +241,14 @@ static struct model {
 	int	newkeys_pending;	/* the client's came first */
 	int	stop;
 	int	deaf;		/* cannot read the client any more */
+	int	keyed;		/* our NEWKEYS sent: packets go encrypted */
+	/*
+	 * Bytes written past our packet layer (OP_RAW; OP_PLAIN once keyed,
+	 * or a plaintext KEXINIT or NEWKEYS): the client may take what
+	 * follows as part of a packet of its own reckoning, or as a packet
+	 * under other keys, so it need not read our later packets as sent.
+	 */
+	int	unframed;
 	u_char	sent[256];	/* message types we sent */
 	int	first_ext_or_accept;	/* 7, 6: which came first */
 	int	hostbound_first;	/* ... an EXT_INFO offering hostbound */
@@ -623,6 +634,7 @@ model_newkeys_send(u_int how)
 	if ((r = kex_derive_keys(srv, mdl.h, mdl.hlen, mdl.k)) != 0 ||
 	    (r = kex_send_newkeys(srv)) != 0)
 		fz_bad("model newkeys: %s", ssh_err(r));
+	mdl.keyed = 1;
 	mdl.replied = 0;
 	mdl.input_newkeys = srv->dispatch[SSH2_MSG_NEWKEYS];
 	ssh_dispatch_set(srv, SSH2_MSG_NEWKEYS, &model_newkeys);
@@ -739,6 +751,8 @@ model_op(struct fz_in *in, uint8_t op)
 			break;
 		mdl.kexinit_sent = 1;
 		mdl.kexinit_turn = fzp.turns;
+		if (mdl.keyed)
+			mdl.unframed = 1;
 		if ((r = sshbuf_putb(fzp.out, mdl.kexinit)) != 0)
 			fz_bad("model: %s", ssh_err(r));
 		break;
@@ -826,8 +840,9 @@ model_op(struct fz_in *in, uint8_t op)
 		    (r = sshpkt_put_u32(srv, v32)) != 0)
 			fz_bad("model: %s", ssh_err(r));
 		model_send();
-		if (mdl.chan_seen && !mdl.confirmed && client_chan != -1 &&
-		    channel_lookup(cl, client_chan) != NULL) {
+		/* the client reads it as sent, if nothing unframed came first */
+		if (mdl.chan_seen && !mdl.confirmed && !mdl.unframed &&
+		    client_chan != -1 && channel_lookup(cl, client_chan) != NULL) {
 			/* the client's own view: is it still its early one? */
 			mdl.confirmed = 1;
 			mdl.confirm_turn = fzp.turns;
@@ -902,6 +917,9 @@ model_op(struct fz_in *in, uint8_t op)
 			return 0;
 		model_plain(b, p, len);
 		model_sent_any(b);
+		if (mdl.keyed || b == SSH2_MSG_KEXINIT ||
+		    b == SSH2_MSG_NEWKEYS)
+			mdl.unframed = 1;
 		break;
 	case OP_RAW:
 		if (fz_bytes(in, 8192, &p, &len) != 0)
@@ -909,6 +927,7 @@ model_op(struct fz_in *in, uint8_t op)
 		if ((r = sshbuf_put(fzp.out, p, len)) != 0)
 			fz_bad("model: %s", ssh_err(r));
 		mdl.sent[SSH2_MSG_KEXINIT] = 1;	/* anything may be in it */
+		mdl.unframed = 1;
 		break;
 	case OP_BANNER:
 		if ((r = sshpkt_start(srv, SSH2_MSG_USERAUTH_BANNER)) != 0 ||
@@ -963,7 +982,7 @@ check_client(void)
 	}
 	/* the window: what was confirmed and adjusted, less the early data */
 	if (client_chan != -1 && mdl.confirmed && !mdl.confirm_bad &&
-	    fzp.turns > mdl.confirm_turn &&
+	    !mdl.unframed && fzp.turns > mdl.confirm_turn &&
 	    (c = channel_lookup(cl, client_chan)) != NULL &&
 	    c->type == SSH_CHANNEL_OPEN && mdl.window <= UINT32_MAX) {
 		want = (int64_t)mdl.window - (int64_t)mdl.early_data;
