@@ -6,7 +6,9 @@
  * directory's times and mode set locally, an uploaded one's attributes
  * by SETSTAT, its parent told, or the job counted done; a directory's
  * handle closed once its listing ends (dir_end()); the queues of
- * directories waiting for a handle or being listed.
+ * directories waiting for a handle or being listed.  An uploaded
+ * directory's SETSTAT goes as soon as all in it has been asked to be
+ * made, where the server takes requests in order (dir_attr_early()).
  * Calls: wire.c.
  */
 
@@ -105,18 +107,59 @@ dir_finish(struct xrun *x, struct xdir *d)
 			error("local chmod directory \"%s\": %s", d->dst,
 			    strerror(errno));
 	} else if (!is_get(d->job) && d->ok && !interrupted &&
-	    (d->created || d->job->preserve)) {
+	    !d->attr_sent && (d->created || d->job->preserve)) {
 		q = req_new(x, XR_SETSTAT, NULL, NULL);
 		q->path = xstrdup(d->dst);
 		req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
 	}
 	if (ret != 0)
 		d->job->ret = -1;
+	if (parent != NULL && !d->dmade) {
+		d->dmade = 1;
+		dir_child_made(x, parent);
+	}
 	if (parent != NULL)
 		dir_child_done(x, parent, ret);
 	else
 		x->jobs_left--;
 	dir_free(d);
+}
+
+/*
+ * put: d's attributes (the mode its MKDIR could not give, the times of
+ * -p), once every name in it has been asked for (its OPEN or MKDIR sent:
+ * what changes a directory's times), not once every answer is in: on a
+ * connection where the server takes requests in order (HPN_REF_EXT; one
+ * connection), the SETSTAT comes after them there, and the run does not
+ * end a round trip later than its data does.  A mode without write
+ * permission comes after the names are made; writes to files already
+ * open do not need it.  Not before the answer to d's own MKDIR: whether
+ * it made d decides (dir_finish()).
+ */
+void
+dir_attr_early(struct xrun *x, struct xdir *d)
+{
+	struct xreq *q;
+
+	if (is_get(d->job) || d->unmade != 0 || d->attr_sent || d->ahead ||
+	    !d->ok || d->failed || interrupted || x->nplan != 1 ||
+	    !L0(x)->h->can_ref || (!d->created && !d->job->preserve))
+		return;
+	d->attr_sent = 1;
+	q = req_new(x, XR_SETSTAT, NULL, NULL);
+	q->path = xstrdup(d->dst);
+	req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
+	debug3_f("\"%s\": all in it asked for", d->dst);
+}
+
+/* put: one more name in d asked to be made (or given up, or d listed). */
+void
+dir_child_made(struct xrun *x, struct xdir *d)
+{
+	if (d->unmade == 0)
+		fatal_f("\"%s\": more made than were in it", d->dst);
+	if (--d->unmade == 0)
+		dir_attr_early(x, d);
 }
 
 /*
@@ -147,6 +190,7 @@ dir_listed(struct xrun *x, struct xdir *d)
 {
 	d->step = D_DONE;
 	dirq_del(x, d);
+	dir_child_made(x, d);
 	dir_child_done(x, d, d->failed ? -1 : 0);
 }
 

@@ -51,6 +51,7 @@
 extern volatile sig_atomic_t interrupted;
 
 static void part_done(struct xrun *, struct xfile *);
+static void file_made(struct xrun *, struct xfile *);
 
 /* The local descriptor of f: a part's is its file's. */
 int
@@ -73,8 +74,10 @@ file_new(struct xrun *x, struct xjob *j, struct xdir *parent,
 	f->fd = -1;
 	f->pend = UINT64_MAX;
 	f->step = F_WAIT;
-	if (parent != NULL)
+	if (parent != NULL) {
 		parent->pending++;
+		parent->unmade++;
+	}
 	x->files_total++;
 	return f;
 }
@@ -364,10 +367,21 @@ file_open(struct xrun *x, struct xfile *f, struct xlane *l)
 	    q->id, f->dst, pflags);
 	l->nhandles++;
 	file_opening(f, q);
+	file_made(x, f->st != NULL ? f->st->whole : f);
 	return;
  fail:
 	f->failed = 1;
 	file_finish(x, f);
+}
+
+/* put: f's first OPEN went out (it makes the name): tell its directory. */
+static void
+file_made(struct xrun *x, struct xfile *f)
+{
+	if (f->parent == NULL || f->made)
+		return;
+	f->made = 1;
+	dir_child_made(x, f->parent);
 }
 
 /* CLOSE of f's handle; the handle counts until the reply. */
@@ -612,6 +626,10 @@ file_finish(struct xrun *x, struct xfile *f)
  out:
 	if (ret != 0)
 		f->job->ret = -1;
+	if (f->parent != NULL && !f->made) {
+		f->made = 1;
+		dir_child_made(x, f->parent);
+	}
 	if (f->parent != NULL)
 		dir_child_done(x, f->parent, ret);
 	else

@@ -81,8 +81,11 @@ dir_alloc(struct xrun *x, struct xjob *j, struct xdir *parent,
 	RB_INIT(&d->names);
 	d->top = parent == NULL;
 	d->pending = 1;		/* its own listing */
-	if (parent != NULL)
+	d->unmade = 1;
+	if (parent != NULL) {
 		parent->pending++;
+		parent->unmade++;
+	}
 	return d;
 }
 
@@ -575,6 +578,10 @@ dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
 	req_path(x, SSH2_FXP_MKDIR, req_new(x, XR_MKDIR, NULL, d), dst, &mk);
 	send_stat(x, XR_DSTAT, NULL, d, dst);
 	d->waits += 2;
+	if (parent != NULL) {
+		d->dmade = 1;
+		dir_child_made(x, parent);
+	}
 	/*
 	 * A server that takes handle references answers in order
 	 * (HPN_REF_EXT): what goes into d may follow its MKDIR at once on the
@@ -616,6 +623,7 @@ put_dir_checked(struct xrun *x, struct xdir *d)
 	}
 	if (interrupted)
 		d->failed = 1;
+	dir_attr_early(x, d);	/* all in it may be asked for already */
 	dir_child_done(x, d, d->failed ? -1 : 0);
 }
 

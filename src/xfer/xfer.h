@@ -251,6 +251,7 @@ struct xfile {
 	u_int64_t counted;		/* get: bytes of it in the total */
 	u_int64_t moved;		/* bytes in done_bytes */
 	mode_t mode;
+	int made;			/* put: counted made in its parent */
 };
 TAILQ_HEAD(xfiles, xfile);
 
@@ -294,6 +295,10 @@ struct xdir {
 	u_int rdout;			/* READDIRs out */
 	int rdeof;
 	u_int pending;			/* children and own listing */
+	u_int unmade;			/* put: ... of them not yet asked to
+					   be made, or not yet listed */
+	int dmade;			/* put: counted made in its parent */
+	int attr_sent;			/* put: its SETSTAT went early */
 	int failed;
 	int made;			/* get: local mkdir done */
 	int created;			/* put: our MKDIR made it */
@@ -469,6 +474,8 @@ void	dirq_add(struct xrun *, struct xdir *);
 void	dirq_del(struct xrun *, struct xdir *);
 int	dir_gone(const struct xdir *);
 void	dir_child_done(struct xrun *, struct xdir *, int);
+void	dir_child_made(struct xrun *, struct xdir *);
+void	dir_attr_early(struct xrun *, struct xdir *);
 void	dir_listed(struct xrun *, struct xdir *);
 void	dir_end(struct xrun *, struct xdir *);
 void	dir_fail(struct xrun *, struct xdir *);

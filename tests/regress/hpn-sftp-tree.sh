@@ -499,6 +499,61 @@ cmp -s $W/deep/x $W/rt/up/deep/x && cmp -s $W/deep/a/x $W/rt/up/deep/a/x ||
 	fail "scp -r up onto a file in the way: `find $W/rt/up -type f | wc -l` files"
 rm -rf $W/deep $W/rt/deep
 
+# --- an uploaded directory's SETSTAT (the mode its MKDIR could not give)
+# goes once all in it has been asked for, not once all is answered: with
+# one handle at a time (the files open one after the other, a round trip
+# each) the last SETSTAT goes right behind the last file's OPEN, before its
+# WRITE, so the run ends a round trip after its data (before: after the
+# last CLOSE's answer, 5 round trips in series where 4 are seen now).
+# Toward the stock server (in order not known: no handle references) they
+# wait for the answers.
+verbose "$tid: scp -r up: directories' SETSTATs behind what is in them"
+rm -rf $W/slow $W/rt/slow
+mkdir -p $W/slow/a $W/slow/b/c
+head -c 3000000 /dev/urandom > $W/slow/a/big
+printf x > $W/slow/b/c/one
+printf y > $W/slow/top
+chmod 0750 $W/slow/a
+chmod 0700 $W/slow/b/c
+for srv in ours stock; do
+	case $srv in
+	ours) s=$SFTPSERVER ;;
+	stock) [ -n "$SRV_stock" ] || continue
+		s=$SRV_stock ;;
+	esac
+	w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 --handles 1 -- $s`
+	rm -rf $W/rep $W/rt/slow
+	mkdir -p $W/rt/slow
+	${SCP} -r -D $w $W/slow somehost:$W/rt/slow/ > $W/out 2>&1 ||
+		fail "scp -r up, one handle ($srv server) failed: `cat $W/out`"
+	waitrep "scp -r up, one handle ($srv server)"
+	[ "`treesum $W/slow`" = "`treesum $W/rt/slow/slow`" ] ||
+		fail "scp -r up, one handle ($srv server): differs"
+	for d in a b/c; do
+		m=`stat -c %a $W/rt/slow/slow/$d`
+		[ "$m" = "`stat -c %a $W/slow/$d`" ] ||
+			fail "scp -r up, one handle ($srv server): $d has mode $m"
+	done
+	# the lines of the report's requests, in the order they came
+	n=`grep -c '^depth [0-9]* SETSTAT$' $W/rep`
+	lastset=`grep '^depth' $W/rep | grep -n ' SETSTAT$' | tail -n 1 | cut -d: -f1`
+	lastw=`grep '^depth' $W/rep | grep -n ' WRITE$' | tail -n 1 | cut -d: -f1`
+	lastc=`grep '^depth' $W/rep | grep -n ' CLOSE$' | tail -n 1 | cut -d: -f1`
+	trace "scp -r up, one handle ($srv server): $n SETSTATs, the last at line $lastset, last WRITE $lastw, last CLOSE $lastc"
+	[ "$n" -ge 4 ] ||
+		fail "scp -r up, one handle ($srv server): $n SETSTATs, not 4"
+	d=`awk '$1 == "max_depth" { print $2 }' $W/rep`
+	case $srv in
+	ours) [ "$lastset" -lt "$lastw" ] ||
+		fail "scp -r up, one handle: the last SETSTAT (line $lastset) after the last WRITE (line $lastw)"
+		[ "$d" -le 4 ] ||
+		fail "scp -r up, one handle: $d round trips in series, more than 4" ;;
+	stock) [ "$lastset" -gt "$lastc" ] ||
+		fail "scp -r up, one handle, stock server: a SETSTAT (line $lastset) before the last CLOSE (line $lastc)" ;;
+	esac
+done
+rm -rf $W/slow $W/rt/slow
+
 w=`mkserver rt $PY $PROXY --report $W/rep --delay 0.2 -- $SFTPSERVER`
 # sftp -b: the first command's lookups go with INIT, whether the batch
 # comes from a file or a pipe, with a relative or an absolute path.  The
