@@ -119,7 +119,7 @@ recv_blocking(struct hpn_sftp *h, struct sshbuf *m)
 		fatal_fr(r, "reserve");
 	if (atomicio(read, h->fd_in, p, len) != len)
 		fatal("Connection closed");
-	if (h->nerd > 0 && erd_keep(h, m))
+	if ((h->nerd > 0 || h->nterd > 0) && erd_keep(h, m))
 		goto again;
 }
 

@@ -231,7 +231,7 @@ hpn_sftp_batch_read(char *buf, int len, FILE *f)
 
 	if (batch_line == NULL && batch_h != NULL) {
 		/* the first command has run: its lookups serve no other */
-		for (i = E_LSTAT; i <= E_OPENDIR; i++)
+		for (i = E_LSTAT; i <= E_TREE; i++)
 			batch_h->e[i].used = 1;
 		batch_h = NULL;
 	}
@@ -356,37 +356,74 @@ spec_done(struct hpn_sftp *h, u_int id, u_int status)
  * replies that come before it runs are kept (erd_keep()).
  */
 static void
-erd_send(struct hpn_sftp *h, struct sshbuf *b)
+erd_send(struct hpn_sftp *h, struct sshbuf *b, int kind, struct erd *set,
+    u_int *n)
 {
 	u_char ref[HPN_REF_LEN_MAX];
-	u_int32_t id = h->e[E_OPENDIR].id;
+	u_int32_t id = h->e[kind].id;
 	size_t hlen;
 
 	hlen = hpn_sftp_ref_make(ref, &id, 1);
-	for (h->nerd = 0; h->nerd < ERD_MAX; h->nerd++) {
-		h->erd[h->nerd].id = (*h->msg_id)++;
-		frame_handle(b, SSH2_FXP_READDIR, h->erd[h->nerd].id, ref,
-		    hlen, NULL);
+	if (kind == E_TREE)
+		h->terd_of = id;
+	else
+		h->erd_of = id;
+	for (*n = 0; *n < ERD_MAX; (*n)++) {
+		set[*n].id = (*h->msg_id)++;
+		frame_handle(b, SSH2_FXP_READDIR, set[*n].id, ref, hlen, NULL);
 	}
 }
 
-/* A reply m (type, id, body) to one of the READDIRs with INIT: kept. */
+/*
+ * With INIT, beside the OPENDIR: the same directory opened as a tree
+ * (HPN_TREE_EXT, as the engine opens one: the depth it allows below the
+ * top) and its READDIRs naming it.  Where the server lists trees, the
+ * engine takes this handle and the whole tree's names come with INIT's
+ * answers, not a round trip after the top's listing; elsewhere the
+ * EXTENDED fails (an extension the server does not have) and its READDIRs
+ * with it, a few bytes each.
+ */
+static void
+etree_send(struct hpn_sftp *h, struct sshbuf *b)
+{
+	h->e[E_TREE].id = (*h->msg_id)++;
+	frame_tree(b, h->e[E_TREE].id, h->pf_path, MAX_DIR_DEPTH - 1);
+	debug3_f("tree of %s with INIT", h->pf_path);
+	erd_send(h, b, E_TREE, h->terd, &h->nterd);
+}
+
+/*
+ * A reply m (type, id, body) to one of the READDIRs with INIT: kept.  One
+ * that comes before the reply to the OPENDIR or tree it names, from a
+ * server that takes handle references (and so answers in order), breaks
+ * the protocol, as the engine finds it later (reply_dir()).
+ */
 int
 erd_keep(struct hpn_sftp *h, const struct sshbuf *m)
 {
 	const u_char *p = sshbuf_ptr(m);
-	u_int i, id;
+	u_int i, id, of;
+	int kind;
 
 	if (sshbuf_len(m) < 5)
 		return 0;
 	id = PEEK_U32(p + 1);
-	for (i = 0; i < h->nerd; i++) {
-		if (h->erd[i].id != id || h->erd[i].done)
+	for (i = 0; i < h->nerd + h->nterd; i++) {
+		struct erd *e = i < h->nerd ? &h->erd[i] :
+		    &h->terd[i - h->nerd];
+
+		if (e->id != id || e->done)
 			continue;
-		if ((h->erd[i].reply = sshbuf_new()) == NULL ||
-		    sshbuf_putb(h->erd[i].reply, m) != 0)
+		kind = i < h->nerd ? E_OPENDIR : E_TREE;
+		of = kind == E_TREE ? h->terd_of : h->erd_of;
+		/* (a slot asked again since: its first answer came) */
+		if (h->can_ref && h->e[kind].id == of && !h->e[kind].done)
+			fatal("READDIR (request %u) answered before its "
+			    "OPENDIR (request %u)", id, of);
+		if ((e->reply = sshbuf_new()) == NULL ||
+		    sshbuf_putb(e->reply, m) != 0)
 			fatal_f("sshbuf failed");
-		h->erd[i].done = 1;
+		e->done = 1;
 		return 1;
 	}
 	return 0;
@@ -399,7 +436,7 @@ hpn_sftp_stash(struct hpn_sftp *h, struct sshbuf *m)
 
 	if (h == NULL)
 		return 0;
-	if (h->nerd > 0 && erd_keep(h, m))
+	if ((h->nerd > 0 || h->nterd > 0) && erd_keep(h, m))
 		return 1;
 	if (h->spec_open == 0 || sshbuf_len(m) < 9 ||
 	    p[0] != SSH2_FXP_STATUS)
@@ -436,7 +473,8 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 			    h->pf_path, NULL, 0);
 			early_path(h, b, E_OPENDIR, SSH2_FXP_OPENDIR,
 			    h->pf_path, NULL, 0);
-			erd_send(h, b);
+			erd_send(h, b, E_OPENDIR, h->erd, &h->nerd);
+			etree_send(h, b);
 		}
 	}
 	if (pf.put_dst != NULL && !limited) {
@@ -487,6 +525,7 @@ early_want(int kind)
 	case E_PSTAT:
 		return SSH2_FXP_ATTRS;
 	case E_OPENDIR:
+	case E_TREE:
 	case E_OPEN:
 	case E_OPENT:
 		return SSH2_FXP_HANDLE;
@@ -737,8 +776,8 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 	struct sshbuf *b, *m;
 	struct early *e;
 	u_char type;
-	u_int id, n = 0, got, hid = 0;
-	int r, i, kinds[] = { E_LSTAT, E_STAT, E_REAL, E_OPENDIR };
+	u_int id, n = 0, got, hid[2] = { 0, 0 };
+	int r, i, kinds[] = { E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_TREE };
 
 	if (h == NULL || h->upstream || path == NULL ||
 	    strpbrk(path, "*?[\\") != NULL)
@@ -752,18 +791,20 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 	}
 	if ((b = sshbuf_new()) == NULL || (m = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
-	/* earlier answers of these kinds go; so does a handle none took */
-	if ((e = &h->e[E_OPENDIR])->handle != NULL) {
+	/* earlier answers of these kinds go; so do handles none took */
+	for (i = 0; i < 2; i++) {
 		size_t start;
 
-		hid = (*h->msg_id)++;
-		start = frame_start(b, SSH2_FXP_CLOSE, hid);
+		if ((e = &h->e[i == 0 ? E_OPENDIR : E_TREE])->handle == NULL)
+			continue;
+		hid[i] = (*h->msg_id)++;
+		start = frame_start(b, SSH2_FXP_CLOSE, hid[i]);
 		if ((r = sshbuf_put_string(b, e->handle, e->hlen)) != 0)
 			fatal_fr(r, "compose");
 		frame_end(b, start);
 		n++;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		e = &h->e[kinds[i]];
 		free(e->str);
 		free(e->handle);
@@ -786,8 +827,9 @@ hpn_sftp_lookahead(struct hpn_sftp *h, const char *path, int recursive)
 		if ((r = sshbuf_get_u8(m, &type)) != 0 ||
 		    (r = sshbuf_get_u32(m, &id)) != 0)
 			fatal_fr(r, "parse");
-		if (hid != 0 && id == hid)
-			continue;	/* the old handle's CLOSE */
+		if ((hid[0] != 0 && id == hid[0]) ||
+		    (hid[1] != 0 && id == hid[1]))
+			continue;	/* an old handle's CLOSE */
 		for (i = 0; i < 4; i++)
 			if (early_awaits(&h->e[kinds[i]], id))
 				break;
@@ -830,9 +872,10 @@ early_free(struct hpn_sftp *h)
 	}
 	for (i = 0; i < ERD_MAX; i++) {
 		sshbuf_free(h->erd[i].reply);
-		h->erd[i].reply = NULL;
+		sshbuf_free(h->terd[i].reply);
+		h->erd[i].reply = h->terd[i].reply = NULL;
 	}
-	h->nerd = 0;
+	h->nerd = h->nterd = 0;
 	if (h->put_fd != -1)
 		close(h->put_fd);
 	h->put_fd = -1;

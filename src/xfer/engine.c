@@ -587,11 +587,12 @@ early_close(struct xrun *x)
 {
 	struct early *e;
 	struct xreq *q;
-	int kinds[] = { E_OPENDIR, E_OPEN, E_OPENT }, i;
+	int kinds[] = { E_OPENDIR, E_TREE, E_OPEN, E_OPENT }, i;
 
 	spec_take(x, NULL);	/* WRITEs with INIT no upload took */
 	erd_take(x, NULL);	/* READDIRs with INIT no download took */
-	for (i = 0; i < 3; i++) {
+	terd_take(x, NULL);
+	for (i = 0; i < 4; i++) {
 		e = &x->h->e[kinds[i]];
 		if (e->handle == NULL)
 			continue;

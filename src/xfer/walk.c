@@ -60,6 +60,8 @@ static void get_dir_started(struct xrun *, struct xdir *);
 static struct xdir *get_entry(struct xrun *, struct xdir *, const char *,
     Attrib *, int);
 static void erd_replay(struct xrun *);
+static void early_drop(struct xrun *, struct early *);
+static void tree_init(struct xdir *);
 static void put_dir_started(struct xrun *, struct xdir *);
 
 static struct xdir *
@@ -93,7 +95,7 @@ dir_alloc(struct xrun *x, struct xjob *j, struct xdir *parent,
 static int
 get_dir_early(struct xrun *x, struct xdir *d)
 {
-	struct early *real, *st, *op;
+	struct early *real, *st, *op, *tr;
 
 	if ((op = early_take(x->h, E_OPENDIR, d->src)) == NULL)
 		return 0;
@@ -115,6 +117,15 @@ get_dir_early(struct xrun *x, struct xdir *d)
 		d->real_ok = 1;
 		return 0;
 	}
+	/* the tree, where the server lists them: the OPENDIR is closed */
+	tr = early_take(x->h, E_TREE, d->src);
+	if (tr != NULL && tr->status == SSH2_FX_OK && tr->handle != NULL &&
+	    x->h->can_tree && x->h->can_ref) {
+		early_drop(x, op);
+		op = tr;
+		tree_init(d);
+	} else if (tr != NULL)
+		early_drop(x, tr);
 	if (op->status == SSH2_FX_OK) {
 		d->handle = op->handle;
 		d->hlen = op->hlen;
@@ -124,11 +135,28 @@ get_dir_early(struct xrun *x, struct xdir *d)
 		x->ndirh++;
 	} else
 		d->open_status = op->status;
-	debug2_f("\"%s\" opened with INIT", d->src);
-	erd_take(x, d->open_ok ? d : NULL);
+	debug2_f("\"%s\" opened with INIT%s", d->src,
+	    d->tree ? " as a tree" : "");
+	erd_take(x, d->open_ok && !d->tree ? d : NULL);
+	terd_take(x, d->open_ok && d->tree ? d : NULL);
 	get_dir_started(x, d);	/* d lives on while READDIRs are out */
 	erd_replay(x);
 	return 1;
+}
+
+/* get: an early handle no directory takes (an OPENDIR or a tree): closed. */
+static void
+early_drop(struct xrun *x, struct early *e)
+{
+	struct xreq *q;
+
+	if (e->handle == NULL)
+		return;
+	q = req_new(x, XR_PFCLOSE, NULL, NULL);
+	q->path = xstrdup(x->h->pf_path);
+	req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
+	free(e->handle);
+	e->handle = NULL;
 }
 
 /*
@@ -140,46 +168,66 @@ get_dir_early(struct xrun *x, struct xdir *d)
  * they come.  Else their replies (failures, or names nobody wants) are
  * dropped.
  */
-void
-erd_take(struct xrun *x, struct xdir *d)
+static void
+erd_take_set(struct xrun *x, struct xdir *d, struct erd *set, u_int *np,
+    const char *what)
 {
 	struct hpn_sftp *h = x->h;
-	u_int i, n = h->nerd;
+	u_int i, n = *np;
 
 	if (n == 0)
 		return;
-	h->nerd = 0;		/* no more are kept: the run takes them */
+	*np = 0;		/* no more are kept: the run takes them */
 	if (d == NULL || !h->can_ref) {
 		for (i = 0; i < n; i++) {
-			if (!h->erd[i].done)
+			if (!set[i].done)
 				(void)req_add(x, XR_ERD, NULL, NULL,
-				    h->erd[i].id);
-			sshbuf_free(h->erd[i].reply);
-			h->erd[i].reply = NULL;
+				    set[i].id);
+			sshbuf_free(set[i].reply);
+			set[i].reply = NULL;
 		}
-		debug2_f("%u READDIRs with INIT: not used", n);
+		debug2_f("%u READDIRs of the %s with INIT: not used", n, what);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		(void)req_add(x, XR_READDIR, NULL, d, h->erd[i].id);
+		(void)req_add(x, XR_READDIR, NULL, d, set[i].id);
 		d->rdout++;
 	}
-	debug2_f("%u READDIRs with INIT: taken", n);
+	debug2_f("%u READDIRs of the %s with INIT: taken", n, what);
 }
 
-/* get: the replies to READDIRs with INIT kept before the run, answered. */
+void
+erd_take(struct xrun *x, struct xdir *d)
+{
+	erd_take_set(x, d, x->h->erd, &x->h->nerd, "OPENDIR");
+}
+
+/* The same for the READDIRs naming the tree that went with INIT. */
+void
+terd_take(struct xrun *x, struct xdir *d)
+{
+	erd_take_set(x, d, x->h->terd, &x->h->nterd, "tree");
+}
+
+/*
+ * get: the replies to READDIRs with INIT kept before the run, answered
+ * (those of the handle no directory took are answered as dropped).
+ */
 static void
 erd_replay(struct xrun *x)
 {
 	struct hpn_sftp *h = x->h;
 	u_int i;
 
-	for (i = 0; i < ERD_MAX; i++) {
-		if (h->erd[i].reply == NULL)
+	for (i = 0; i < 2 * ERD_MAX; i++) {
+		struct erd *e = i < ERD_MAX ? &h->erd[i] :
+		    &h->terd[i - ERD_MAX];
+
+		if (e->reply == NULL)
 			continue;
-		reply_kept(x, h->erd[i].reply);
-		sshbuf_free(h->erd[i].reply);
-		h->erd[i].reply = NULL;
+		reply_kept(x, e->reply);
+		sshbuf_free(e->reply);
+		e->reply = NULL;
 	}
 }
 
@@ -728,13 +776,20 @@ put_walk(struct xrun *x, struct xdir *d)
 static void
 tree_open(struct xrun *x, struct xreq *q, struct xdir *d)
 {
+	tree_init(d);
+	frame_tree(q->lane->obuf, q->id, d->src, MAX_DIR_DEPTH - 1 - d->depth);
+	debug3("Sent message tree I:%u P:%s", q->id, d->src);
+}
+
+/* get: d's listing is a tree's (tree_open(), or the one with INIT). */
+static void
+tree_init(struct xdir *d)
+{
 	d->tree = 1;
 	d->tstack = xcalloc(MAX_DIR_DEPTH + 1, sizeof(*d->tstack));
 	d->tstack[0].d = d;
 	d->tstack[0].rel = xstrdup("");
 	d->tdepth = 0;
-	frame_tree(q->lane->obuf, q->id, d->src, MAX_DIR_DEPTH - 1 - d->depth);
-	debug3("Sent message tree I:%u P:%s", q->id, d->src);
 }
 
 /* Directory work that waits for a handle (get) or for room (put). */

@@ -85,7 +85,11 @@ int	sftp_version_head(const u_char *, u_int *, u_int *);
  * What goes with INIT besides the limits request: scp knows the remote path
  * it will look at first, and what it will do there.
  *  - a download: LSTAT and STAT of the source (its glob, then the engine);
- *    with -r also REALPATH and OPENDIR (failing harmlessly on a file).
+ *    with -r also REALPATH and OPENDIR (failing harmlessly on a file),
+ *    and the source opened as a tree (HPN_TREE_EXT), its READDIRs naming
+ *    each: a server that lists trees gives the whole tree's names with
+ *    INIT's answers, and the OPENDIR is closed unread; one that does not
+ *    fails the tree and its READDIRs, and the OPENDIR stands.
  *  - an upload: STAT of the target (is it a directory?) and, for the first
  *    source, the request upstream makes next when it is one: MKDIR of
  *    target/name (with -r) or OPEN of target/name (a file).  Both can only
@@ -109,8 +113,8 @@ int	sftp_version_head(const u_char *, u_int *, u_int *);
  * a handle no transfer takes is closed by the next engine run.
  */
 enum {
-	E_LIMITS, E_DOT, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_PREAL, E_MKDIR,
-	E_PSTAT, E_OPEN, E_OPENT, E_MAX
+	E_LIMITS, E_DOT, E_LSTAT, E_STAT, E_REAL, E_OPENDIR, E_TREE, E_PREAL,
+	E_MKDIR, E_PSTAT, E_OPEN, E_OPENT, E_MAX
 };
 
 struct early {
@@ -156,7 +160,7 @@ struct hpn_sftp {
 	int can_ref;			/* ... and HPN_REF_EXT */
 	int can_tree;			/* ... and HPN_TREE_EXT */
 	struct early e[E_MAX];
-	char *pf_path;			/* E_LSTAT..E_OPENDIR: this path */
+	char *pf_path;			/* E_LSTAT..E_TREE: this path */
 	char *put_src, *put_dst;	/* E_PREAL..E_OPEN: this upload */
 	char *put_targ;			/* E_OPENT: or there */
 	int put_fd;
@@ -165,6 +169,9 @@ struct hpn_sftp {
 	u_int nspec, spec_open;		/* ... not yet taken by the engine */
 	struct erd erd[ERD_MAX];	/* the download's first READDIRs */
 	u_int nerd;			/* ... not yet taken by the engine */
+	struct erd terd[ERD_MAX];	/* ... and its tree's (E_TREE) */
+	u_int nterd;
+	u_int erd_of, terd_of;		/* the ids of the requests they name */
 };
 
 void	conn_free(struct hpn_sftp *);
@@ -508,6 +515,7 @@ void	put_pump(struct xrun *, struct xfile *);
 void	reply_data(struct xrun *, struct xreq *, u_char, struct sshbuf *);
 void	spec_take(struct xrun *, struct xfile *);
 void	erd_take(struct xrun *, struct xdir *);		/* walk.c */
+void	terd_take(struct xrun *, struct xdir *);
 void	reply_kept(struct xrun *, struct sshbuf *);	/* engine.c */
 int	put_early(struct xrun *, struct xfile *);
 

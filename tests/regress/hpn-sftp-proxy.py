@@ -19,8 +19,10 @@ own stdin/stdout (the client: sftp -D, scp -D), watching them:
             extension, the client's default applies, checked against
             --default-handles).
 
-  inject    (a misbehaving server) NAME is added to the first directory
-            listing, as a regular file of 1 byte.
+  inject    (a misbehaving server) NAME is added to the first reply of
+            each directory listing (each handle READDIRs name: the
+            OPENDIR's and the tree's that go with INIT are two, and the
+            client reads one of them), as a regular file of 1 byte.
   bytes     the file data carried: read_bytes in DATA replies,
             write_bytes in WRITE requests.
   rate      --rate BYTES: at most that many bytes a second each way (a
@@ -99,6 +101,8 @@ class State:
         self.lock = threading.Lock()
         self.depth = {}           # request id -> depth
         self.kind = {}            # request id -> type
+        self.listing_of = {}      # READDIR id -> the handle it names
+        self.injected = set()     # ... handles whose listing has --inject
         self.close_of = {}        # CLOSE id -> handle
         self.made_by = {}         # OPEN/OPENDIR id -> handle it made
         self.limits_id = None
@@ -134,6 +138,8 @@ class State:
         if t == CLOSE:
             h, _ = sstr(body, 5)
             self.close_of[rid] = h
+        if t == READDIR:
+            self.listing_of[rid] = sstr(body, 5)[0]
         if t == WRITE:
             _, off = sstr(body, 5)
             data, _ = sstr(body, off + 8)
@@ -207,14 +213,16 @@ class State:
             h = self.resolve(self.close_of.pop(rid, None))
             if t == STATUS and struct.unpack(">I", body[5:9])[0] == 0:
                 self.open.discard(h)
-        if k == READDIR and t == NAME and self.a.inject is not None:
+        lh = self.listing_of.pop(rid, None) if k == READDIR else None
+        if (k == READDIR and t == NAME and self.a.inject is not None and
+                lh not in self.injected):
+            self.injected.add(lh)
             n = self.a.inject.encode()
             (count,) = struct.unpack(">I", body[5:9])
             # flags SIZE|PERMISSIONS, size 1, a regular file, mode 0644
             body = (body[:5] + struct.pack(">I", count + 1) + body[9:] +
                     struct.pack(">I", len(n)) + n + struct.pack(">I", len(n)) +
                     n + struct.pack(">IQI", 0x5, 1, 0o100644))
-            self.a.inject = None
         if rid == self.limits_id and t == EXTENDED_REPLY:
             if self.a.no_limits:
                 body = (bytes([STATUS]) + body[1:5] +

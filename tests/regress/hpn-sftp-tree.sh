@@ -294,20 +294,37 @@ else
 fi
 rm -rf $W/fsrc
 
-# --- names a server must not send: nothing written outside
+# --- names a server must not send: nothing written outside.  A plain
+# listing's (sftp-server -P tree): the name said and skipped, the rest
+# copied.  A tree's (the directory opened as one with INIT): the listing
+# breaks the protocol, said, and the download fails.
 verbose "$tid: names with '/' and '..' from a server"
 for bad in "../evil" "x/../../evil" ".."; do
-	D=$W/bad
-	rm -rf $D $W/evil
-	mkdir -p $D
-	w=`mkserver inject $PY $PROXY --report $W/rep --delay 0 \
-	    --inject "\"$bad\"" -- $SFTPSERVER`
-	batch "get -r $SRC/a/b/c $D/got"
-	${SFTP} -D $w -b $W/batch > $W/out 2>&1
-	[ -e $W/evil ] && fail "injected \"$bad\": wrote outside the target"
-	grep -q "suspect path" $W/out ||
-		fail "injected \"$bad\": no message: `cat $W/out`"
-	same $SRC/a/b/c $D/got "injected \"$bad\": the rest"
+	for how in notree tree; do
+		D=$W/bad
+		rm -rf $D $W/evil
+		mkdir -p $D
+		case $how in
+		notree) s="$SFTPSERVER -P tree" ;;
+		tree) s=$SFTPSERVER ;;
+		esac
+		w=`mkserver inject $PY $PROXY --report $W/rep --delay 0 \
+		    --inject "\"$bad\"" -- $s`
+		batch "get -r $SRC/a/b/c $D/got"
+		${SFTP} -D $w -b $W/batch > $W/out 2>&1
+		rc=$?
+		[ -e $W/evil ] &&
+			fail "injected \"$bad\" ($how): wrote outside the target"
+		case $how in
+		notree) grep -q "suspect path" $W/out ||
+			fail "injected \"$bad\": no message: `cat $W/out`"
+			same $SRC/a/b/c $D/got "injected \"$bad\": the rest" ;;
+		tree) grep -q "suspect name \"$bad\" in a tree" $W/out ||
+			fail "injected \"$bad\" in a tree: no message: `cat $W/out`"
+			[ $rc -ne 0 ] ||
+			fail "injected \"$bad\" in a tree: success" ;;
+		esac
+	done
 done
 rm -rf $W/bad
 
@@ -419,10 +436,12 @@ done
 rm -rf $W/many $W/rt/many
 
 # --- round trips in series for a tree 6 levels deep (a 1-byte file on
-# each): with our server the top is listed as it was opened with INIT (its
-# READDIRs too, naming the OPENDIR) and each directory in it as a tree
-# (tree@), whose names all come in the round trip after the top's listing,
-# whatever the depth (MOST_TREE); without tree@ a level costs one (its
+# each): with our server the top is opened as a tree (tree@) with INIT, its
+# READDIRs too, naming it: the whole tree's names come with INIT's
+# answers, whatever the depth, and every file's OPEN goes in the round trip
+# after them (MOST_TREE; before, the top was listed by itself and each
+# directory in it as a tree a round trip later); without tree@ a level
+# costs one (its
 # READDIRs go with its OPENDIR, naming it: handle-ref@), 8 seen; without
 # handle references two a level, as before (16), and the copy the same
 verbose "$tid: round trips for a deep tree"
@@ -436,8 +455,9 @@ deep_check() {
 		fail "$1: $d round trips in series, more than $2"
 	[ "`treesum $W/deep`" = "`treesum $3`" ] || fail "$1: differs"
 }
-MOST_TREE=4	# 3 seen: INIT (the top's OPENDIR and READDIRs), the tree
-		# of a with its READDIRs, every file's OPEN and READs
+MOST_TREE=3	# 2-3 seen: INIT (the top's tree and READDIRs), every
+		# file's OPEN and READs (and the tree's CLOSE, after its
+		# last READDIR's answer); 4 before
 rm -rf $W/deep $W/rt/deep
 mkdir -p $W/deep/a/b/c/d/e/f
 for p in "" /a /a/b /a/b/c /a/b/c/d /a/b/c/d/e /a/b/c/d/e/f; do
@@ -464,10 +484,15 @@ for srv in ours notree stock; do
 		fi || fail "$how -r down of a deep tree ($srv server) failed: `cat $W/out`"
 		deep_check "$how -r down of a deep tree ($srv server)" $most \
 		    $W/rt/deep
-		# with tree@, one OPENDIR (the top's, with INIT), one tree
+		# with tree@, one OPENDIR (the top's, with INIT, closed
+		# unread), one tree; every OPEN in the round trip after INIT
 		n=`awk '$1 == "depth" && $3 == "OPENDIR"' $W/rep | wc -l`
 		[ $srv != ours ] || [ $n -eq 1 ] ||
 			fail "$how -r down of a deep tree: $n OPENDIRs with tree@"
+		o=`awk '$1 == "depth" && $3 == "OPEN" { print $2 }' $W/rep |
+		    sort -u | tr '\n' ' '`
+		[ $srv != ours ] || [ "$o" = "2 " ] ||
+			fail "$how -r down of a deep tree: OPENs at depths $o, not all at 2"
 	done
 	# up: where the server answers in order (handle-ref@), what goes
 	# into a directory follows its MKDIR at once: 3 round trips seen
