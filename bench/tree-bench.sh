@@ -242,6 +242,7 @@ transfer() {
 	local rtt=$1 c=$2 mode=$3 pair=$4 rep=$5 setup=$6 ip=$7
 	local bytes=${TBYTES[$c]} files=${TFILES[$c]} dst=$work/dst
 	local to=600 status=OK s e wall net data="" frac="" moved load first last
+	local ends=""
 	local got=$work/dst/$c
 	local -a cmd
 	[ "$c" = big ] && got=$work/dst
@@ -275,6 +276,9 @@ transfer() {
 	if read -r first last _ < "$work/times" 2>/dev/null && [ "$first" != 0 ] &&
 	    [ "$last" != 0 ]; then
 		data=$(secs "$first" "$last")
+		# before the first byte landed, after the last (set-up in
+		# the first): where a copy's time beyond its bytes goes
+		ends=" (start to first byte $(secs "$s" "$first") s, last byte to exit $(secs "$last" "$e") s)"
 	fi
 	case $status in
 	OK) frac=$(awk -v i="$ip" -v n="$net" 'BEGIN { if (i > 0 && n > 0) printf "%.3f", i / n }') ;;
@@ -283,8 +287,8 @@ transfer() {
 		    'BEGIN { if (i > 0 && n > 0) printf "%.3f", i * m / b / n }') ;;
 	esac
 	echo "$rtt,$c,$bytes,$files,$mode:$pair,$rep,$status,$wall,$setup,$net,$data,$ip,$frac,$moved,$load" >> "$CSV"
-	printf "rtt %3s %-9s %-10s %-6s rep %d: %-8s wall %7.2f s, - set-up = %7.2f s, data %6s s, %s of iperf3 (%s s); load %s\n" \
-	    "$rtt" "$c" "$mode" "$pair" "$rep" "$status" "$wall" "$net" "${data:--}" "${frac:--}" "$ip" "$load"
+	printf "rtt %3s %-9s %-10s %-6s rep %d: %-8s wall %7.2f s, - set-up = %7.2f s, data %6s s%s, %s of iperf3 (%s s); load %s\n" \
+	    "$rtt" "$c" "$mode" "$pair" "$rep" "$status" "$wall" "$net" "${data:--}" "$ends" "${frac:--}" "$ip" "$load"
 	[ "$status" = OK ] || [ "$status" = CAPPED ] || sed 's/^/    client: /' "$work/client.out" | head -n 5
 	WALL[$c:$mode:$pair]=$wall
 	rm -rf "$dst"
