@@ -81,11 +81,31 @@ dirq_del(struct xrun *x, struct xdir *d)
 	d->queued = DQ_NONE;
 }
 
+/* put: d's attributes by SETSTAT (only errors are said). */
+static void
+dir_setstat(struct xrun *x, struct xdir *d)
+{
+	struct xreq *q;
+
+	q = req_new(x, XR_SETSTAT, NULL, NULL);
+	q->path = xstrdup(d->dst);
+	req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
+}
+
+/* put: d was asked to be made (or given up): its parent is told, once. */
+void
+dir_made(struct xrun *x, struct xdir *d)
+{
+	if (d->parent == NULL || d->dmade)
+		return;
+	d->dmade = 1;
+	dir_child_made(x, d->parent);
+}
+
 /* Everything in d is done: its own attributes, then its parent. */
 static void
 dir_finish(struct xrun *x, struct xdir *d)
 {
-	struct xreq *q;
 	struct timeval tv[2];
 	struct xdir *parent = d->parent;
 	int ret = d->failed ? -1 : 0;
@@ -107,17 +127,11 @@ dir_finish(struct xrun *x, struct xdir *d)
 			error("local chmod directory \"%s\": %s", d->dst,
 			    strerror(errno));
 	} else if (!is_get(d->job) && d->ok && !interrupted &&
-	    !d->attr_sent && (d->created || d->job->preserve)) {
-		q = req_new(x, XR_SETSTAT, NULL, NULL);
-		q->path = xstrdup(d->dst);
-		req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
-	}
+	    !d->attr_sent && (d->created || d->job->preserve))
+		dir_setstat(x, d);
 	if (ret != 0)
 		d->job->ret = -1;
-	if (parent != NULL && !d->dmade) {
-		d->dmade = 1;
-		dir_child_made(x, parent);
-	}
+	dir_made(x, d);
 	if (parent != NULL)
 		dir_child_done(x, parent, ret);
 	else
@@ -139,16 +153,12 @@ dir_finish(struct xrun *x, struct xdir *d)
 void
 dir_attr_early(struct xrun *x, struct xdir *d)
 {
-	struct xreq *q;
-
 	if (is_get(d->job) || d->unmade != 0 || d->attr_sent || d->ahead ||
 	    !d->ok || d->failed || interrupted || x->nplan != 1 ||
 	    !L0(x)->h->can_ref || (!d->created && !d->job->preserve))
 		return;
 	d->attr_sent = 1;
-	q = req_new(x, XR_SETSTAT, NULL, NULL);
-	q->path = xstrdup(d->dst);
-	req_path(x, SSH2_FXP_SETSTAT, q, d->dst, &d->a);
+	dir_setstat(x, d);
 	debug3_f("\"%s\": all in it asked for", d->dst);
 }
 

@@ -581,12 +581,27 @@ fd_limit(void)
 	return rl.rlim_cur == RLIM_INFINITY ? 0 : (u_int64_t)rl.rlim_cur;
 }
 
+/* A handle that went with INIT (about path) and no transfer takes: closed. */
+void
+early_handle_close(struct xrun *x, struct early *e, const char *path)
+{
+	struct xreq *q;
+
+	if (e->handle == NULL)
+		return;
+	q = req_new(x, XR_PFCLOSE, NULL, NULL);
+	q->path = xstrdup(path);
+	req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
+	free(e->handle);
+	e->handle = NULL;
+	e->used = 1;
+}
+
 /* Handles that went with INIT and no transfer took: closed. */
 static void
 early_close(struct xrun *x)
 {
 	struct early *e;
-	struct xreq *q;
 	int kinds[] = { E_OPENDIR, E_TREE, E_OPEN, E_OPENT }, i;
 
 	spec_take(x, NULL);	/* WRITEs with INIT no upload took */
@@ -594,15 +609,8 @@ early_close(struct xrun *x)
 	terd_take(x, NULL);
 	for (i = 0; i < 4; i++) {
 		e = &x->h->e[kinds[i]];
-		if (e->handle == NULL)
-			continue;
-		q = req_new(x, XR_PFCLOSE, NULL, NULL);
-		q->path = xstrdup(kinds[i] == E_OPEN ? x->h->put_dst :
+		early_handle_close(x, e, kinds[i] == E_OPEN ? x->h->put_dst :
 		    kinds[i] == E_OPENT ? x->h->put_targ : x->h->pf_path);
-		req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
-		free(e->handle);
-		e->handle = NULL;
-		e->used = 1;
 	}
 	if (x->h->put_fd != -1) {
 		close(x->h->put_fd);

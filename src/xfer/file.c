@@ -626,10 +626,7 @@ file_finish(struct xrun *x, struct xfile *f)
  out:
 	if (ret != 0)
 		f->job->ret = -1;
-	if (f->parent != NULL && !f->made) {
-		f->made = 1;
-		dir_child_made(x, f->parent);
-	}
+	file_made(x, f);
 	if (f->parent != NULL)
 		dir_child_done(x, f->parent, ret);
 	else

@@ -60,7 +60,6 @@ static void get_dir_started(struct xrun *, struct xdir *);
 static struct xdir *get_entry(struct xrun *, struct xdir *, const char *,
     Attrib *, int);
 static void erd_replay(struct xrun *);
-static void early_drop(struct xrun *, struct early *);
 static void tree_init(struct xdir *);
 static void put_dir_started(struct xrun *, struct xdir *);
 
@@ -121,11 +120,11 @@ get_dir_early(struct xrun *x, struct xdir *d)
 	tr = early_take(x->h, E_TREE, d->src);
 	if (tr != NULL && tr->status == SSH2_FX_OK && tr->handle != NULL &&
 	    x->h->can_tree && x->h->can_ref) {
-		early_drop(x, op);
+		early_handle_close(x, op, x->h->pf_path);
 		op = tr;
 		tree_init(d);
 	} else if (tr != NULL)
-		early_drop(x, tr);
+		early_handle_close(x, tr, x->h->pf_path);
 	if (op->status == SSH2_FX_OK) {
 		d->handle = op->handle;
 		d->hlen = op->hlen;
@@ -144,20 +143,6 @@ get_dir_early(struct xrun *x, struct xdir *d)
 	return 1;
 }
 
-/* get: an early handle no directory takes (an OPENDIR or a tree): closed. */
-static void
-early_drop(struct xrun *x, struct early *e)
-{
-	struct xreq *q;
-
-	if (e->handle == NULL)
-		return;
-	q = req_new(x, XR_PFCLOSE, NULL, NULL);
-	q->path = xstrdup(x->h->pf_path);
-	req_handle(x, SSH2_FXP_CLOSE, q, e->handle, e->hlen, NULL);
-	free(e->handle);
-	e->handle = NULL;
-}
 
 /*
  * get: the READDIRs that went with INIT naming d's OPENDIR (erd_send()), d
@@ -626,10 +611,7 @@ dir_new_put(struct xrun *x, struct xjob *j, struct xdir *parent,
 	req_path(x, SSH2_FXP_MKDIR, req_new(x, XR_MKDIR, NULL, d), dst, &mk);
 	send_stat(x, XR_DSTAT, NULL, d, dst);
 	d->waits += 2;
-	if (parent != NULL) {
-		d->dmade = 1;
-		dir_child_made(x, parent);
-	}
+	dir_made(x, d);
 	/*
 	 * A server that takes handle references answers in order
 	 * (HPN_REF_EXT): what goes into d may follow its MKDIR at once on the

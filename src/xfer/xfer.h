@@ -482,6 +482,7 @@ void	dirq_del(struct xrun *, struct xdir *);
 int	dir_gone(const struct xdir *);
 void	dir_child_done(struct xrun *, struct xdir *, int);
 void	dir_child_made(struct xrun *, struct xdir *);
+void	dir_made(struct xrun *, struct xdir *);
 void	dir_attr_early(struct xrun *, struct xdir *);
 void	dir_listed(struct xrun *, struct xdir *);
 void	dir_end(struct xrun *, struct xdir *);
@@ -514,6 +515,7 @@ void	get_pump(struct xrun *, struct xfile *);
 void	put_pump(struct xrun *, struct xfile *);
 void	reply_data(struct xrun *, struct xreq *, u_char, struct sshbuf *);
 void	spec_take(struct xrun *, struct xfile *);
+void	early_handle_close(struct xrun *, struct early *, const char *);
 void	erd_take(struct xrun *, struct xdir *);		/* walk.c */
 void	terd_take(struct xrun *, struct xdir *);
 void	reply_kept(struct xrun *, struct sshbuf *);	/* engine.c */
