@@ -9,7 +9,8 @@
  * one; a part's size behind the last WRITEs of all: stripe.c decides),
  * their replies (reply_data(): data written where it belongs, never past
  * a part's end; write errors remembered), and an upload's first OPEN and
- * WRITEs sent with INIT, taken over (put_early(), spec_take()).
+ * WRITEs sent with INIT, taken over (put_early(), spec_take()), as are a
+ * tree upload's first files sent whole with INIT (eput_take()).
  * Calls: file.c, wire.c, stripe.c, budget.c, meter.c, early.c.
  */
 
@@ -37,6 +38,7 @@
 
 #include "sftp.h"
 #include "sftp-common.h"
+#include "sftp-client.h"
 
 #include "hpn.h"
 #include "xfer.h"
@@ -431,4 +433,129 @@ put_early(struct xrun *x, struct xfile *f)
 	f->step = F_DATA;
 	spec_take(x, f);
 	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* a tree upload's first files, sent whole with INIT (early.c) */
+
+/* Was the local file src (in the top directory) taken by eput_take()? */
+int
+eput_taken(struct hpn_sftp *h, const char *src)
+{
+	u_int i;
+
+	for (i = 0; i < h->neput; i++)
+		if (h->eput[i].taken && strcmp(h->eput[i].src, src) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * put: e, sent whole with INIT, is a file of d (the top directory, which
+ * took the MKDIR beside it): its requests are the file's own, in flight or
+ * answered (the kept replies come after, eput_take()): as if file_open()
+ * and put_pump() had sent them, its CLOSE last.
+ */
+static void
+eput_adopt(struct xrun *x, struct xdir *d, struct eput *e)
+{
+	struct xfile *f;
+	struct xreq *q;
+	char *dst;
+	u_int k;
+
+	dst = sftp_path_append(d->dst, e->name);
+	f = file_new(x, d->job, d, e->src, dst);
+	free(dst);
+	e->taken = 1;
+	f->size = e->size;
+	x->total_bytes += e->size;
+	f->a = e->a;
+	f->opened = 1;
+	file_rd_init(x, f);
+	f->lane = L0(x);
+	f->where = Q_ACTIVE;
+	TAILQ_INSERT_TAIL(&x->active, f, qnext);
+	meter_file(x, f);
+	(void)req_add(x, XR_OPEN, f, NULL, e->id);
+	f->lane->nhandles++;
+	f->ref = 1;
+	for (k = 0; k < e->nw; k++) {
+		q = req_add(x, XR_WRITE, f, NULL, e->id + 1 + k);
+		q->off = (u_int64_t)k * HPN_SFTP_SPEC_WRITE;
+		q->len = q->cost = MINIMUM(e->size - q->off,
+		    HPN_SFTP_SPEC_WRITE);
+		f->lane->ndata++;
+		f->lane->inflight += q->len;
+		f->nwrites++;
+	}
+	if (e->last != e->id + 1 + e->nw)
+		(void)req_add(x, XR_FSETSTAT, f, NULL, e->id + 1 + e->nw);
+	(void)req_add(x, XR_CLOSE, f, NULL, e->last);
+	f->off = e->size;
+	f->leof = 1;
+	f->step = F_CLOSING;
+	file_made(x, f);
+}
+
+/*
+ * put: the files sent whole with INIT, d the top directory that took the
+ * MKDIR they went behind, ready to be walked (NULL: none did, or it
+ * failed).  Where the server takes handle references they become d's
+ * files (eput_adopt()), and the walk passes them by (eput_taken()).
+ * Else every reply is dropped but an OPEN's handle, closed (XR_EOPEN);
+ * the walk sends those files again.  The replies kept before the run are
+ * answered now, in order.
+ */
+void
+eput_take(struct xrun *x, struct xdir *d)
+{
+	struct hpn_sftp *h = x->h;
+	struct eput *e;
+	struct xreq *q;
+	u_int i, k, id;
+	int take = d != NULL && h->can_ref;
+
+	if (!h->eput_open)
+		return;
+	h->eput_open = 0;	/* no more are kept: the run takes them */
+	for (i = 0; i < h->neput; i++) {
+		e = &h->eput[i];
+		if (take) {
+			eput_adopt(x, d, e);
+			continue;
+		}
+		for (id = e->id; id <= e->last; id++) {
+			if (id != e->id || h->can_ref)
+				q = req_add(x, XR_SPEC, NULL, NULL, id);
+			else {
+				q = req_add(x, XR_EOPEN, NULL, NULL, id);
+				q->path = sftp_path_append(h->put_dst,
+				    e->name);
+			}
+		}
+	}
+	debug2_f("%u files with INIT: %s", h->neput,
+	    take ? "taken" : "not used");
+	for (k = 0; k < h->eput_nid; k++) {
+		if (h->eput_reply[k] == NULL)
+			continue;
+		reply_kept(x, h->eput_reply[k]);
+		sshbuf_free(h->eput_reply[k]);
+		h->eput_reply[k] = NULL;
+	}
+}
+
+/* The reply to an OPEN sent with INIT that no file took: its handle goes. */
+void
+reply_eopen(struct xrun *x, struct xreq *q, u_char type, struct sshbuf *m)
+{
+	struct sftp_reply r;
+	struct xreq *c;
+
+	if (req_reply(x, q, type, m, SSH2_FXP_HANDLE, &r) != SFTP_R_WANT)
+		return;
+	c = req_new(x, XR_PFCLOSE, NULL, NULL);
+	c->path = xstrdup(q->path);
+	req_handle(x, SSH2_FXP_CLOSE, c, r.handle, r.hlen, NULL);
 }

@@ -3,7 +3,8 @@
  *
  * Owns: the requests that go out with INIT, before VERSION is known (the
  * limits request, scp's and sftp -b's first lookups, an upload's OPENs
- * and its first bytes as WRITEs naming them: spec), their answers kept
+ * and its first bytes as WRITEs naming them: spec, a tree upload's first
+ * files whole: eput), their answers kept
  * one-shot (struct early, in struct hpn_sftp), what the hooks ask of them
  * (hpn_sftp_cached_stat(), _cached_realpath()), sftp's look-ahead before
  * a get, and sftp -b's batch peek.  The answers are taken by the run
@@ -18,6 +19,7 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -326,6 +328,133 @@ spec_send(struct hpn_sftp *h, struct sshbuf *b)
 }
 
 /*
+ * One file of a tree upload, whole, into t: OPEN of its name under the
+ * upload's target (e->a as the engine sets it), WRITEs of what fd holds
+ * (e->size bytes: the file as fstat() saw it), FSETSTAT with -p, CLOSE,
+ * all after the OPEN naming it.  0, or -1 when the file did not read as
+ * it was (t is then dropped by the caller).
+ */
+static int
+eput_file(struct hpn_sftp *h, struct sshbuf *t, int fd, struct eput *e)
+{
+	u_char ref[HPN_REF_LEN_MAX], *p;
+	u_int32_t id;
+	u_int64_t off;
+	size_t hlen, start, want;
+	ssize_t r;
+	char *dst;
+	int k;
+
+	e->id = id = (*h->msg_id)++;
+	dst = sftp_path_append(h->put_dst, e->name);
+	frame_path(t, SSH2_FXP_OPEN, id, dst, &e->a,
+	    SSH2_FXF_WRITE | SSH2_FXF_CREAT | SSH2_FXF_TRUNC);
+	free(dst);
+	hlen = hpn_sftp_ref_make(ref, &id, 1);
+	for (off = 0; off < e->size; off += want) {
+		want = MINIMUM(e->size - off, HPN_SFTP_SPEC_WRITE);
+		start = frame_start(t, SSH2_FXP_WRITE, (*h->msg_id)++);
+		if ((k = sshbuf_put_string(t, ref, hlen)) != 0 ||
+		    (k = sshbuf_put_u64(t, off)) != 0 ||
+		    (k = sshbuf_put_u32(t, want)) != 0 ||
+		    (k = sshbuf_reserve(t, want, &p)) != 0)
+			fatal_fr(k, "compose");
+		do
+			r = pread(fd, p, want, (off_t)off);
+		while (r == -1 && errno == EINTR);
+		if (r != (ssize_t)want)
+			return -1;	/* it changed: the run sends it */
+		frame_end(t, start);
+		e->nw++;
+	}
+	if (h->put_preserve)
+		frame_handle(t, SSH2_FXP_FSETSTAT, (*h->msg_id)++, ref, hlen,
+		    &e->a);
+	e->last = (*h->msg_id)++;
+	frame_handle(t, SSH2_FXP_CLOSE, e->last, ref, hlen, NULL);
+	return 0;
+}
+
+/*
+ * With INIT and a tree upload's MKDIR: the first regular files of its top
+ * directory that fit in HPN_SFTP_SPEC bytes, each whole (eput_file()).
+ * The data moves a round trip earlier (more where the server's subsystem
+ * is slow to start: its shell's start-up files), TCP's slow start with
+ * it, as a single file's first bytes do (spec_send()).  Their replies
+ * that come before the run are kept (hpn_sftp_stash()).
+ */
+static void
+eput_send(struct hpn_sftp *h, struct sshbuf *b)
+{
+	DIR *dirp;
+	struct dirent *dp;
+	struct stat sb, fsb;
+	struct sshbuf *t;
+	struct eput *e;
+	u_int64_t left = HPN_SFTP_SPEC;
+	u_int scanned = 0, id0;
+	char *src;
+	int fd, r;
+
+	if (lanes_wanted() > 1 || (dirp = opendir(h->put_src)) == NULL)
+		return;
+	if ((t = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	h->eput = xcalloc(EPUT_MAX, sizeof(*h->eput));
+	h->eput_id0 = *h->msg_id;
+	while (h->neput < EPUT_MAX && left > 0 && scanned++ < EPUT_SCAN &&
+	    (dp = readdir(dirp)) != NULL) {
+		if (strcmp(dp->d_name, ".") == 0 ||
+		    strcmp(dp->d_name, "..") == 0)
+			continue;
+		src = sftp_path_append(h->put_src, dp->d_name);
+		fd = -1;
+		if (lstat(src, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+		    (u_int64_t)sb.st_size > left ||
+		    (fd = open(src, O_RDONLY | O_NOFOLLOW)) == -1 ||
+		    fstat(fd, &fsb) == -1 || !S_ISREG(fsb.st_mode) ||
+		    fsb.st_ino != sb.st_ino || fsb.st_size != sb.st_size) {
+			if (fd != -1)
+				close(fd);
+			free(src);
+			continue;
+		}
+		e = &h->eput[h->neput];
+		memset(e, 0, sizeof(*e));
+		e->size = fsb.st_size;
+		/* as put_local_open() sets them */
+		stat_to_attrib(&fsb, &e->a);
+		e->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+		e->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+		e->a.perm &= 0777;
+		if (!h->put_preserve)
+			e->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+		e->name = xstrdup(dp->d_name);
+		id0 = *h->msg_id;
+		sshbuf_reset(t);
+		if (eput_file(h, t, fd, e) != 0) {
+			*h->msg_id = id0;	/* no id of it went */
+			free(e->name);
+			free(src);
+		} else {
+			if ((r = sshbuf_putb(b, t)) != 0)
+				fatal_fr(r, "compose");
+			e->src = src;
+			left -= e->size;
+			h->neput++;
+		}
+		close(fd);
+	}
+	closedir(dirp);
+	sshbuf_free(t);
+	h->eput_nid = *h->msg_id - h->eput_id0;
+	h->eput_reply = xcalloc(MAXIMUM(h->eput_nid, 1),
+	    sizeof(*h->eput_reply));
+	h->eput_open = h->neput > 0;
+	debug3_f("%u files of \"%s\" with INIT", h->neput, h->put_src);
+}
+
+/*
  * A reply read outside the engine (m: type, id, ...): when it answers a
  * WRITE of spec_send() not yet taken over, it is noted and 1 returned
  * (the caller reads on); 0: someone else's.
@@ -433,11 +562,21 @@ int
 hpn_sftp_stash(struct hpn_sftp *h, struct sshbuf *m)
 {
 	const u_char *p = sshbuf_ptr(m);
+	u_int i;
 
 	if (h == NULL)
 		return 0;
 	if ((h->nerd > 0 || h->nterd > 0) && erd_keep(h, m))
 		return 1;
+	if (h->eput_open && sshbuf_len(m) >= 5 &&
+	    (i = PEEK_U32(p + 1) - h->eput_id0) < h->eput_nid &&
+	    h->eput_reply[i] == NULL) {
+		/* a reply to a file sent whole with INIT: for the run */
+		if ((h->eput_reply[i] = sshbuf_new()) == NULL ||
+		    sshbuf_putb(h->eput_reply[i], m) != 0)
+			fatal_f("sshbuf failed");
+		return 1;
+	}
 	if (h->spec_open == 0 || sshbuf_len(m) < 9 ||
 	    p[0] != SSH2_FXP_STATUS)
 		return 0;
@@ -491,6 +630,7 @@ hpn_sftp_early_send(struct hpn_sftp *h, int limited)
 			    &pf.put_a, 0);
 			early_path(h, b, E_PSTAT, SSH2_FXP_STAT, h->put_dst,
 			    NULL, 0);
+			eput_send(h, b);
 		} else {
 			early_path(h, b, E_OPEN, SSH2_FXP_OPEN, h->put_dst,
 			    &pf.put_a, SSH2_FXF_WRITE | SSH2_FXF_CREAT);
@@ -876,9 +1016,30 @@ early_free(struct hpn_sftp *h)
 		h->erd[i].reply = h->terd[i].reply = NULL;
 	}
 	h->nerd = h->nterd = 0;
+	eput_free(h);
 	if (h->put_fd != -1)
 		close(h->put_fd);
 	h->put_fd = -1;
+}
+
+/* The files of a tree upload sent with INIT, and their kept replies. */
+void
+eput_free(struct hpn_sftp *h)
+{
+	u_int i;
+
+	for (i = 0; i < h->neput; i++) {
+		free(h->eput[i].src);
+		free(h->eput[i].name);
+	}
+	for (i = 0; h->eput_reply != NULL && i < h->eput_nid; i++)
+		sshbuf_free(h->eput_reply[i]);
+	free(h->eput);
+	free(h->eput_reply);
+	h->eput = NULL;
+	h->eput_reply = NULL;
+	h->neput = h->eput_nid = 0;
+	h->eput_open = 0;
 }
 
 /* h goes (hpn_sftp_detach()): nothing of it is kept here. */

@@ -372,6 +372,9 @@ dispatch(struct xrun *x, struct xlane *l, struct sshbuf *m)
 	case XR_ERD:
 		/* a READDIR with INIT no download took */
 		break;
+	case XR_EOPEN:
+		reply_eopen(x, q, type, m);
+		break;
 	case XR_PFCLOSE:
 		if (req_status(x, q, type, m, &status) == 0)
 			debug2_f("unused handle of \"%s\" closed: %s",
@@ -607,6 +610,7 @@ early_close(struct xrun *x)
 	spec_take(x, NULL);	/* WRITEs with INIT no upload took */
 	erd_take(x, NULL);	/* READDIRs with INIT no download took */
 	terd_take(x, NULL);
+	eput_take(x, NULL);	/* files with INIT no upload took */
 	for (i = 0; i < 4; i++) {
 		e = &x->h->e[kinds[i]];
 		early_handle_close(x, e, kinds[i] == E_OPEN ? x->h->put_dst :

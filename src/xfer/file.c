@@ -51,7 +51,6 @@
 extern volatile sig_atomic_t interrupted;
 
 static void part_done(struct xrun *, struct xfile *);
-static void file_made(struct xrun *, struct xfile *);
 
 /* The local descriptor of f: a part's is its file's. */
 int
@@ -375,7 +374,7 @@ file_open(struct xrun *x, struct xfile *f, struct xlane *l)
 }
 
 /* put: f's first OPEN went out (it makes the name): tell its directory. */
-static void
+void
 file_made(struct xrun *x, struct xfile *f)
 {
 	if (f->parent == NULL || f->made)

@@ -111,6 +111,13 @@ hpn_sftp_lanes_parse(const char *s)
 	return 0;
 }
 
+/* The connections -n asked for (1: none but the first). */
+u_int
+lanes_wanted(void)
+{
+	return lanes.want;
+}
+
 /*
  * The command of the first connection: argv[0] the program, then its
  * arguments up to NULL; our options go right after argv[0].  Kept by

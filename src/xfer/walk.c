@@ -569,6 +569,7 @@ put_dir_early(struct xrun *x, struct xdir *d)
 		d->stat_status = st != NULL ? st->status : SSH2_FX_FAILURE;
 	debug2_f("\"%s\" made with INIT: %s", d->dst,
 	    d->mkdir_ok ? "created" : "not created");
+	d->early = 1;
 	put_dir_started(x, d);
 	return 1;
 }
@@ -689,6 +690,8 @@ put_dir_started(struct xrun *x, struct xdir *d)
 	d->ok = 1;
 	d->step = D_LIST;
 	dirq_add(x, d);		/* walked when files are wanted */
+	if (d->early)
+		eput_take(x, d);	/* its first files, with INIT */
 }
 
 /* put: the local entries of d, as upstream's upload_dir_internal(). */
@@ -718,6 +721,8 @@ put_walk(struct xrun *x, struct xdir *d)
 			continue;
 		src = sftp_path_append(d->src, name);
 		dst = sftp_path_append(d->dst, name);
+		if (d->top && eput_taken(x->h, src))
+			goto next;	/* sent with INIT */
 		if (lstat(src, &sb) == -1) {
 			logit("local lstat \"%s\": %s", name, strerror(errno));
 			d->failed = 1;

@@ -102,6 +102,15 @@ int	sftp_version_head(const u_char *, u_int *, u_int *);
  *    cannot make the other one succeed.  The local file is opened first
  *    (and kept), so that a source upstream could not read creates nothing
  *    remote.
+ *  - a tree upload (scp -r of one directory): also its top directory's
+ *    first regular files, HPN_SFTP_SPEC bytes at most, each sent whole
+ *    (struct eput): OPEN of target/name/file (it fails unless that MKDIR
+ *    made, or found, a directory), then its WRITEs, FSETSTAT (-p) and
+ *    CLOSE naming the OPEN (HPN_REF_EXT).  Where the server takes handle
+ *    references the run takes them as those files' own (eput_take());
+ *    where it does not, the OPENs' handles are closed, the rest fails
+ *    unused, and the files go as any other (their bytes are sent again).
+ *    One connection only (with -n a file could go on another).
  *  - sftp -b: the same lookups for a get, when the batch file's first
  *    command is a get of one path (hpn_sftp_batch_peek).
  *  - sftp: REALPATH of "." (its remote working directory).  And before
@@ -139,6 +148,20 @@ struct spec {
 #define SPEC_MAX	(HPN_SFTP_SPEC / HPN_SFTP_SPEC_WRITE)
 
 /*
+ * A file of a tree upload sent whole with INIT (eput_send()): its OPEN
+ * (id), WRITEs (id + 1 ..., nw), FSETSTAT with -p, and CLOSE (last).
+ */
+struct eput {
+	char *src, *name;		/* local path, its name in the top */
+	u_int64_t size;
+	Attrib a;			/* what the OPEN (and FSETSTAT) set */
+	u_int id, nw, last;
+	int taken;			/* the run has it (walk: skipped) */
+};
+#define EPUT_MAX	64		/* files */
+#define EPUT_SCAN	1024		/* directory entries looked at */
+
+/*
  * A READDIR sent with INIT, naming the OPENDIR of the directory to
  * download (erd_send()): its reply, when it came before the engine ran.
  */
@@ -172,6 +195,11 @@ struct hpn_sftp {
 	struct erd terd[ERD_MAX];	/* ... and its tree's (E_TREE) */
 	u_int nterd;
 	u_int erd_of, terd_of;		/* the ids of the requests they name */
+	struct eput *eput;		/* the tree upload's first files */
+	u_int neput;
+	int eput_open;			/* ... not yet taken by the engine */
+	u_int eput_id0, eput_nid;	/* ... their requests' ids */
+	struct sshbuf **eput_reply;	/* ... replies before the run */
 };
 
 void	conn_free(struct hpn_sftp *);
@@ -186,8 +214,10 @@ u_char	early_want(int);
 struct early *early_peek(struct hpn_sftp *, int, const char *);
 struct early *early_take(struct hpn_sftp *, int, const char *);
 void	early_free(struct hpn_sftp *);
+void	eput_free(struct hpn_sftp *);
 void	early_forget(struct hpn_sftp *);
 void	early_lookahead_done(void);
+u_int	lanes_wanted(void);					/* lanes.c */
 
 /* ------------------------------------------------------------------ */
 /* the run: jobs, files, directories, requests, connections */
@@ -216,7 +246,7 @@ enum { DQ_NONE, DQ_DIRQ, DQ_LISTING };
 enum {
 	XR_OPEN, XR_READ, XR_WRITE, XR_CLOSE, XR_FSETSTAT, XR_STAT,
 	XR_REALPATH, XR_OPENDIR, XR_READDIR, XR_DCLOSE, XR_MKDIR, XR_DSTAT,
-	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE, XR_SPEC, XR_ERD
+	XR_SETSTAT, XR_FIXSIZE, XR_PFCLOSE, XR_SPEC, XR_ERD, XR_EOPEN
 };
 
 struct xdir;
@@ -291,6 +321,7 @@ struct xdir {
 	int have_a;
 	int depth;
 	int top;			/* the job's own: realpath first */
+	int early;			/* put, top: made with INIT */
 	int step;			/* D_* */
 	u_int waits;			/* replies the start waits for */
 	int real_ok, stat_ok, mkdir_ok, open_ok, stat_isdir;
@@ -503,6 +534,7 @@ void	file_open(struct xrun *, struct xfile *, struct xlane *);
 void	file_close(struct xrun *, struct xfile *);
 void	file_split(struct xrun *, struct xfile *, u_int64_t);
 void	file_finish(struct xrun *, struct xfile *);
+void	file_made(struct xrun *, struct xfile *);
 void	file_check(struct xrun *, struct xfile *);
 void	file_restart(struct xrun *, struct xfile *);
 void	salvage(struct xrun *);
@@ -520,6 +552,9 @@ void	erd_take(struct xrun *, struct xdir *);		/* walk.c */
 void	terd_take(struct xrun *, struct xdir *);
 void	reply_kept(struct xrun *, struct sshbuf *);	/* engine.c */
 int	put_early(struct xrun *, struct xfile *);
+void	eput_take(struct xrun *, struct xdir *);
+int	eput_taken(struct hpn_sftp *, const char *);
+void	reply_eopen(struct xrun *, struct xreq *, u_char, struct sshbuf *);
 
 /* ------------------------------------------------------------------ */
 /* walk.c: directories */

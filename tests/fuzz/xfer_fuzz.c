@@ -1010,7 +1010,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case M_RSPUT:
 			snprintf(sp, sizeof(sp), "%s/file", src);
 			if (early)
-				hpn_sftp_prefetch_put("/r", sp, 0, 0, preserve);
+				hpn_sftp_prefetch_put("/r", sp, 0, preserve, 0);
+			break;
+		case M_PUTR:
+			/* its MKDIR, and tree/a and tree/b whole */
+			snprintf(sp, sizeof(sp), "%s/tree", src);
+			if (early)
+				hpn_sftp_prefetch_put("/r", sp, 1, preserve, 0);
 			break;
 		}
 		hpn_sftp_early_send(h, 0);

@@ -506,6 +506,24 @@ for srv in ours notree stock; do
 	${SCP} -r -D $w $W/deep somehost:$W/rt/up/ > $W/out 2>&1 ||
 		fail "scp -r up of a deep tree ($srv server) failed: `cat $W/out`"
 	deep_check "scp -r up of a deep tree ($srv server)" $most $W/rt/up/deep
+	# the top's file (x) went whole with INIT, behind the MKDIR: its
+	# OPEN, WRITE and CLOSE naming it (handle-ref@), taken as the file's
+	# own (7 OPENs for 7 files).  Toward stock they fail but the OPEN:
+	# its handle closed (one CLOSE more than OPENs), the file sent again
+	o=`awk '$1 == "depth" && $3 == "OPEN"' $W/rep | wc -l`
+	c=`awk '$1 == "depth" && $3 == "CLOSE"' $W/rep | wc -l`
+	trace "scp -r up of a deep tree ($srv server): $o OPENs, $c CLOSEs"
+	if [ $srv = stock ]; then
+		[ $o -eq 8 ] && [ $c -eq 9 ] ||
+			fail "scp -r up of a deep tree (stock server): $o OPENs and $c CLOSEs, not 8 and 9"
+	else
+		for t in OPEN WRITE CLOSE; do
+			grep -q "^depth 1 $t\$" $W/rep ||
+				fail "scp -r up of a deep tree ($srv server): no $t with INIT"
+		done
+		[ $o -eq 7 ] && [ $c -eq 7 ] ||
+			fail "scp -r up of a deep tree ($srv server): $o OPENs and $c CLOSEs for 7 files"
+	fi
 done
 # a directory of the tree that is a file on the server: said once, the
 # file left as it was, nothing copied into it, the rest copied, status 1
