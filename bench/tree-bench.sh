@@ -20,6 +20,11 @@
 #   against the part that was missing
 #   STOCK_REPS=1   STOCK_CAP=90 (s: a stock tree run longer than this is
 #   cut off and reported with the bytes it moved)
+#   PREV_TREE=another build of ours: its clients beside ours (pair "prev",
+#   toward our sshd) in every repetition, trees and the big file, MODES
+#   only; TOSTOCK=1: our clients (and PREV_TREE's) toward the stock sshd
+#   too (pairs "hpn-s", "prev-s").  The report's targets (tree-report.sh)
+#   compare them: no slower than the build before, here and toward stock
 #   ONEBYTE=5 (1-byte scp runs per pair and direction, 0 skips)
 #   HPN_TREE STOCK_TREE  OUT=build/bench-tree/<timestamp>  NAME=hpntree
 #   QUIET_LOAD=3*nproc QUIET_WAIT=300  DRY_RUN=1: print the plan only
@@ -47,6 +52,8 @@ RSYNC=${RSYNC-"rsync-up rsync-down"}
 PIPE=${PIPE-pipe-up}
 RESUME=${RESUME-"scp-up scp-down"}
 STOCK_REPS=${STOCK_REPS:-1}
+PREV_TREE=${PREV_TREE:-}
+TOSTOCK=${TOSTOCK:-0}
 STOCK_CAP=${STOCK_CAP:-90}
 ONEBYTE=${ONEBYTE:-5}
 OSV=$(sed -n 's/^OPENSSH_VERSION=//p' "$TOP/upstream/openssh.mk")
@@ -58,6 +65,14 @@ QUIET_LOAD=${QUIET_LOAD-$((3 * $(nproc)))}
 QUIET_WAIT=${QUIET_WAIT:-300}
 IPERF_PORT=5311
 declare -A PORT=([hpn]=2211 [stock]=2212)
+# a pair: whose clients (tree-X) toward whose sshd (ssh_config-Y)
+declare -A PT=([hpn]=hpn [stock]=stock [prev]=prev [hpn-s]=hpn [prev-s]=prev)
+declare -A PC=([hpn]=hpn [stock]=stock [prev]=hpn [hpn-s]=stock [prev-s]=stock)
+EXTRA=
+[ -z "$PREV_TREE" ] || EXTRA=prev
+[ "$TOSTOCK" != 1 ] || EXTRA="$EXTRA hpn-s${PREV_TREE:+ prev-s}"
+[ -z "$PREV_TREE" ] || [ -x "$PREV_TREE/scp" ] || bl_die "PREV_TREE: no scp in $PREV_TREE"
+
 
 [ "$(id -u)" -eq 0 ] || bl_die "run as root (network namespaces, sshd)"
 "$TOP/scripts/deps.sh" check bench
@@ -92,7 +107,8 @@ ncases=$(( $(wc -w <<<"$TREES") * ($(wc -w <<<"$MODES") + $(wc -w <<<"$RSYNC") +
 echo "tree-bench: RTTS=\"$RTTS\" RATE=$RATE MTU=$MTU REPS=$REPS CIPHER=$CIPHER"
 echo "tree-bench: TREES=\"$TREES\" BIG=$BIG MODES=\"$MODES\" RSYNC=\"$RSYNC\" PIPE=\"$PIPE\" RESUME=\"$RESUME\""
 echo "tree-bench: stock in $STOCK_REPS of $REPS repetitions, each tree run cut at ${STOCK_CAP}s; 1-byte scp x $ONEBYTE"
-echo "tree-bench: $ncases tree runs per pair and repetition; roughly $(( ($(wc -w <<<"$RTTS") * (REPS * (ncases * 8 + 60 + BIGB / 30000000) + STOCK_REPS * $(wc -w <<<"$TREES") * $(wc -w <<<"$MODES") * STOCK_CAP)) / 60 )) min at most"
+[ -z "$EXTRA" ] || echo "tree-bench: pairs beside hpn in every repetition: $EXTRA (PREV_TREE=$PREV_TREE)"
+echo "tree-bench: $ncases tree runs per pair and repetition; roughly $(( ($(wc -w <<<"$RTTS") * (REPS * (ncases * 8 * (1 + $(wc -w <<<"$EXTRA")) + 60 + BIGB / 30000000 * (1 + $(wc -w <<<"$EXTRA"))) + STOCK_REPS * $(wc -w <<<"$TREES") * $(wc -w <<<"$MODES") * STOCK_CAP)) / 60 )) min at most"
 [ "${DRY_RUN:-0}" = 1 ] && exit 0
 
 work=$(mktemp -d "/dev/shm/$NAME.XXXXXX")
@@ -125,12 +141,14 @@ bl_meter "$work"
 bl_netpath_snapshot "$work/netpath"
 bl_snapshot_tree "$HPN_TREE" "$work/tree-hpn"
 bl_snapshot_tree "$STOCK_TREE" "$work/tree-stock"
+[ -z "$PREV_TREE" ] || bl_snapshot_tree "$PREV_TREE" "$work/tree-prev"
 tsshd_setup "$work" >/dev/null
 {
 	echo "- date: $(date -Is), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r)"
 	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- path: bench/netpath, $RATE Mbit/s, MTU $MTU, RTTs $RTTS ms; $CIPHER; tmpfs (/dev/shm) at both ends"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; $(rsync --version | head -n 1)"
+	[ -z "$EXTRA" ] || echo "- pairs beside: $EXTRA (prev: the clients of $PREV_TREE; -s: toward the stock sshd)"
 } > "$OUT/meta.md"
 # resume rows: wall_s both commands, net_s the -Z one, data_s the killed one,
 # frac both against the uninterrupted copy, moved_bytes over the path
@@ -176,14 +194,14 @@ ns() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-copts() { echo "-F $work/ssh_config-$1 -o Ciphers=$CIPHER"; }
+copts() { echo "-F $work/ssh_config-${PC[$1]} -o Ciphers=$CIPHER"; }
 
 # setup PAIR: median of three `ssh host true`
 setup_time() {
 	local p=$1 i s v=""
 	for i in 1 2 3; do
 		s=$(ns)
-		"$NP" exec client --name "$NAME" -- "$work/tree-$p/ssh" $(copts "$p") bench true ||
+		"$NP" exec client --name "$NAME" -- "$work/tree-${PT[$p]}/ssh" $(copts "$p") bench true ||
 		    bl_die "ssh host true failed ($p)"
 		v="$v $(secs "$s" "$(ns)")"
 	done
@@ -212,7 +230,7 @@ iperf_time() {
 # command_for CASE MODE PAIR: the copy's command line in CMD (CASE from
 # $work/src to $work/dst)
 command_for() {
-	local c=$1 mode=$2 pair=$3 t=$work/tree-$3 src=$work/src/$1 dst=$work/dst r=-r
+	local c=$1 mode=$2 pair=$3 t=$work/tree-${PT[$3]} src=$work/src/$1 dst=$work/dst r=-r
 	# the big file alone, not a tree of one
 	[ "$c" = big ] && src=$work/src/big/big r=
 	case $mode in
@@ -404,10 +422,10 @@ for rtt in $RTTS; do
 			echo "rtt $rtt iperf3 -n ${TBYTES[$c]} ($c): ${IP[$c]} s"
 			echo "$rtt,$c,${TBYTES[$c]},${TFILES[$c]},iperf3,$rep,OK,,,${IP[$c]},,${IP[$c]},1,${TBYTES[$c]},$(cut -d' ' -f1 /proc/loadavg)" >> "$CSV"
 		done
-		pairs=hpn
-		[ "$rep" -le "$STOCK_REPS" ] && pairs="hpn stock"
+		pairs="hpn $EXTRA"
+		[ "$rep" -le "$STOCK_REPS" ] && pairs="$pairs stock"
 		declare -A SU=()
-		for p in hpn stock; do
+		for p in hpn stock $EXTRA; do
 			SU[$p]=$(setup_time "$p")
 			echo "rtt $rtt ssh host true ($p): ${SU[$p]} s (median of 3)"
 			echo "$rtt,setup,0,0,true:$p,$rep,OK,${SU[$p]},${SU[$p]},0,,,,0,$(cut -d' ' -f1 /proc/loadavg)" >> "$CSV"
@@ -429,6 +447,11 @@ for rtt in $RTTS; do
 			WALL=()
 			for m in $MODES $PIPE; do
 				transfer "$rtt" big "$m" hpn "$rep" "${SU[hpn]}" "${IP[big]}"
+			done
+			for p in $EXTRA; do
+				for m in $MODES; do
+					transfer "$rtt" big "$m" "$p" "$rep" "${SU[$p]}" "${IP[big]}"
+				done
 			done
 			for m in $RESUME; do
 				resume "$rtt" "$m" "$rep" "${SU[hpn]}"

@@ -1,7 +1,16 @@
 #!/bin/bash
 # bench/tree-report.sh OUT: OUT/results.md from OUT/results.csv (tree-bench.sh)
+#
+# With the tree "real" and the pipes both ways, it prints issue 45's targets
+# (whole command, medians): hpnscp -r and hpnsftp get -r at most 1.0 x tar
+# over the same hpnssh in the same direction, a download at most 1.1 x the
+# upload; with PREV_TREE's pairs, every copy no slower than the build
+# before (at most 1 + TOL x its time, TOL=0.03 by default: medians of three
+# on a shared 2-core machine move that much between identical builds),
+# toward our sshd and, with TOSTOCK=1, toward the stock one.
 set -euo pipefail
 out=$1
+TOL=${TOL:-0.03}
 csv=$out/results.csv
 [ -r "$csv" ] || { echo "tree-report: no $csv" >&2; exit 1; }
 {
@@ -9,7 +18,7 @@ echo "# Trees of files over the emulated path (bench/tree-bench.sh)"
 echo
 cat "$out/meta.md"
 echo
-awk -F, '
+awk -F, -v tol="$TOL" '
 function med(key,   n, i, j, t, a) {
 	n = split(vals[key], a, " ")
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
@@ -17,6 +26,17 @@ function med(key,   n, i, j, t, a) {
 	return n ? a[int((n + 1) / 2)] : ""
 }
 function add(key, v) { if (v != "") vals[key] = vals[key] " " v }
+# one target: the median wall of mode a over that of mode b (both
+# "mode:pair", case c) at most lim
+function target(rtt, c, a, b, lim, what,   wa, wb, x) {
+	wa = med(rtt SUBSEP c SUBSEP a SUBSEP "wall")
+	wb = med(rtt SUBSEP c SUBSEP b SUBSEP "wall")
+	if (wa == "" || wb == "" || wb + 0 <= 0) return
+	x = wa / wb
+	ntg++
+	if (x <= lim + 1e-9) nmet++
+	printf "| %s | %s | %s s / %s s | %.3f | ≤ %.2f | %s |\n", c, what, wa, wb, x, lim, (x <= lim + 1e-9 ? "met" : "**not met**")
+}
 NR == 1 { next }
 {
 	rtt = $1; c = $2; mode = $5; st = $7
@@ -46,7 +66,7 @@ NR == 1 { next }
 	runs[k]++
 	# the uninterrupted copy the next resume row of this repetition uses
 	if (c == "big" && st == "OK") { split(mode, um, ":"); uwall[rtt, $6, "resume-" um[1] ":" um[2]] = $8 }
-	if (st == "OK") { ok[k]++; add(k SUBSEP "net", $10); add(k SUBSEP "frac", $13); add(k SUBSEP "data", $11) }
+	if (st == "OK") { ok[k]++; add(k SUBSEP "net", $10); add(k SUBSEP "frac", $13); add(k SUBSEP "data", $11); add(k SUBSEP "wall", $8) }
 	else if (st == "CAPPED") { capped[k]++; add(k SUBSEP "cfrac", $13); cmoved[k] = $14; cnet[k] = $10 }
 	else fails[k] = fails[k] " " st
 	if (lo[k] == "" || $15 + 0 < lo[k]) lo[k] = $15 + 0
@@ -89,6 +109,28 @@ END {
 			}
 			print ""
 		}
+		ntg = nmet = 0
+		print "Targets (issue 45; whole command, medians of the runs above):"
+		print ""
+		print "| data | target | hpn / anchor (wall) | ratio | limit | |"
+		print "|---|---|---|---:|---:|---|"
+		target(rtt, "real", "scp-up:hpn", "pipe-up:hpn", 1.0, "hpnscp -r up vs tar up")
+		target(rtt, "real", "scp-down:hpn", "pipe-down:hpn", 1.0, "hpnscp -r down vs tar down")
+		target(rtt, "real", "sftp-get:hpn", "pipe-down:hpn", 1.0, "hpnsftp get -r vs tar down")
+		target(rtt, "real", "scp-down:hpn", "scp-up:hpn", 1.1, "hpnscp -r down vs up")
+		target(rtt, "real", "sftp-get:hpn", "scp-up:hpn", 1.1, "hpnsftp get -r vs hpnscp -r up")
+		for (i = 1; i <= nc[rtt]; i++) {
+			c = cs[rtt, i]
+			for (j = 1; j <= nom[rtt, c]; j++) {
+				split(om[rtt, c, j], mp, ":")
+				if (mp[2] == "hpn")
+					target(rtt, c, mp[1] ":hpn", mp[1] ":prev", 1 + tol, mp[1] " vs the build before")
+				else if (mp[2] == "hpn-s")
+					target(rtt, c, mp[1] ":hpn-s", mp[1] ":prev-s", 1 + tol, mp[1] " vs the build before, toward stock sshd")
+			}
+		}
+		if (ntg == 0) print "| | (none: needs the tree real with pipe-up and pipe-down, or PREV_TREE) | | | | |"
+		printf "\n%d of %d targets met.\n\n", nmet, ntg
 		if (nom[rtt, "onebyte"] > 0) {
 			print "| 1-byte scp | client | beyond `ssh host true`, s (median of reps) | round trips |"
 			print "|---|---|---:|---:|"

@@ -107,6 +107,12 @@ hpn_sftp_lanes(struct hpn_sftp *main, struct hpn_sftp ***hp)
 }
 
 u_int
+lanes_wanted(void)
+{
+	return lane_h != NULL ? 2 : 1;
+}
+
+u_int
 hpn_sftp_lanes_poll(struct hpn_sftp *main, struct hpn_sftp **fresh,
     u_int max)
 {
