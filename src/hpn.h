@@ -207,6 +207,10 @@ size_t	hpn_sshbuf_grow(size_t, size_t, size_t);
 
 /* sftp-server stops taking requests while its output queue holds this. */
 #define HPN_SFTP_OQUEUE_MAX	(1024 * 1024)
+/* ... and takes more requests in one turn until it added this much */
+#define HPN_SFTP_TURN_OUT	(16 * 1024)
+int	hpn_sftp_server_more(const struct sshbuf *, const struct sshbuf *,
+	    size_t);
 
 /*
  * hpn-none.c: the None cipher switch.  HPN_NONE_EXT, sent by our server to

@@ -73,6 +73,8 @@ client() {
 		    somehost:$W/src/big $W/dst/big ;;
 	scpput)	set -- timeout $TO ${SCP} -q -D $W/srv \
 		    $W/src/big somehost:$W/remote/big ;;
+	scpputr) set -- timeout $TO ${SCP} -q -r -D $W/srv \
+		    $W/src/tree somehost:$W/remote/ ;;
 	rsget)	set -- timeout $TO ${SCP} -q -Z -S $W/fakessh \
 		    somehost:$W/src/big $W/dst/big ;;
 	rsput)	set -- timeout $TO ${SCP} -q -Z -S $W/fakessh \
@@ -311,6 +313,16 @@ case_ putr 'STAT:*:status:2' x -
 case_ putr 'OPEN:2:status:3' 1 "upload .* failed"
 case_ putr 'SETSTAT:*:type:NAME' 255 'SETSTAT \(request [0-9]+\)'
 case_ putr 'WRITE:*:hangup' 255 "Couldn't send packet|Connection closed"
+# scp -r: the top's first files went whole with INIT behind its MKDIR
+# (OPEN 1, its WRITEs and CLOSE naming it), taken as the files' own
+case_ scpputr 'OPEN:1:status:3' 1 'dest open ".*/tree/f[0-4]": Permission denied'
+case_ scpputr 'OPEN:1:type:NAME' 255 'OPEN \(request [0-9]+\): Expected'
+case_ scpputr 'WRITE:1:status:4' 1 'write remote ".*/tree/f[0-4]": Failure'
+case_ scpputr 'CLOSE:1:status:4' 1 'close remote ".*/tree/f[0-4]": Failure'
+case_ scpputr 'CLOSE:1:id:zero' 255 "ID mismatch|none of ours|not waiting"
+case_ scpputr 'OPEN:1:late' 0 -
+case_ scpputr 'MKDIR:1:status:4' 0 -
+case_ scpputr 'WRITE:*:hangup' 255 "Couldn't send packet|Connection closed"
 
 verbose "$tid: verified resume (-Z)"
 case_ rsget 'EXTENDED:2:type:NAME' 255 "Expected SSH2_FXP_EXTENDED_REPLY"
@@ -337,7 +349,7 @@ RATE=""
 # HPN_HOSTILE_SWEEP=full runs all of them (some 700 runs, ~8 minutes).
 verbose "$tid: sweep (${HPN_HOSTILE_SWEEP:-sample})"
 if [ "$HPN_HOSTILE_SWEEP" = full ]; then
-	modes="get getr putr scpput"
+	modes="get getr putr scpput scpputr"
 	acts="status:0 status:1 status:2 type:STATUS type:HANDLE type:DATA
 	    type:NAME type:ATTRS id:new id:zero id:twice trunc handle:0 data:0
 	    size:18446744073709551615 hangup"

@@ -37,6 +37,7 @@
 #include "channels.h"
 #include "misc.h"
 #include "sftp.h"
+#include "sftp-common.h"
 #include "xmalloc.h"
 
 #if defined(__has_feature)
@@ -2473,6 +2474,49 @@ tests(void)
 		ASSERT_SIZE_T_EQ(sshbuf_len(b), (size_t)64 << 20);
 		ASSERT_U8_EQ(*(sshbuf_ptr(b) + sshbuf_len(b) - 1), 'x');
 		sshbuf_free(b);
+	}
+	TEST_DONE();
+
+	TEST_START("sftp-server: every whole request in a turn, while replies fit");
+	{
+		struct sshbuf *iq, *oq;
+		u_char big[64 * 1024];
+
+		memset(big, 0, sizeof(big));
+		ASSERT_PTR_NE(iq = sshbuf_new(), NULL);
+		ASSERT_PTR_NE(oq = sshbuf_new(), NULL);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 0);	/* empty */
+		/* a request of 9 bytes (type, id, 4 more): whole at 13 */
+		ASSERT_INT_EQ(sshbuf_put_u32(iq, 9), 0);
+		ASSERT_INT_EQ(sshbuf_put(iq, big, 8), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 0);
+		ASSERT_INT_EQ(sshbuf_put_u8(iq, 0), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 1);
+		/* and part of the next one behind it */
+		ASSERT_INT_EQ(sshbuf_put_u32(iq, 100), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 1);
+		ASSERT_INT_EQ(sshbuf_consume(iq, 13), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 0);
+		/* a length past the limit: taken (process() refuses it) */
+		sshbuf_reset(iq);
+		ASSERT_INT_EQ(sshbuf_put_u32(iq, SFTP_MAX_MSG_LENGTH + 1), 0);
+		ASSERT_INT_EQ(sshbuf_put_u8(iq, 1), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 1);
+		/* this turn's replies: fewer than HPN_SFTP_TURN_OUT */
+		ASSERT_INT_EQ(sshbuf_put(oq, big, HPN_SFTP_TURN_OUT - 1), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 1);
+		ASSERT_INT_EQ(sshbuf_put_u8(oq, 0), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, 0), 0);
+		/* ... the turn's first request: whatever waits from before */
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, sshbuf_len(oq)), 1);
+		/* replies waiting: up to HPN_SFTP_OQUEUE_MAX */
+		while (sshbuf_len(oq) + sizeof(big) < HPN_SFTP_OQUEUE_MAX)
+			ASSERT_INT_EQ(sshbuf_put(oq, big, sizeof(big)), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, sshbuf_len(oq)), 1);
+		ASSERT_INT_EQ(sshbuf_put(oq, big, sizeof(big)), 0);
+		ASSERT_INT_EQ(hpn_sftp_server_more(iq, oq, sshbuf_len(oq)), 0);
+		sshbuf_free(iq);
+		sshbuf_free(oq);
 	}
 	TEST_DONE();
 
