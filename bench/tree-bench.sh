@@ -20,9 +20,10 @@
 #   against the part that was missing
 #   STOCK_REPS=1   STOCK_CAP=90 (s: a stock tree run longer than this is
 #   cut off and reported with the bytes it moved)
-#   PREV_TREE=another build of ours: its clients beside ours (pair "prev",
-#   toward our sshd) in every repetition, trees and the big file, MODES
-#   only; TOSTOCK=1: our clients (and PREV_TREE's) toward the stock sshd
+#   PREV_TREE=another build of ours: its clients toward its own sshd
+#   (port 2213) beside ours (pair "prev") in every repetition, trees and
+#   the big file, MODES only; TOSTOCK=1: our clients (and PREV_TREE's)
+#   toward the stock sshd
 #   too (pairs "hpn-s", "prev-s").  The report's targets (tree-report.sh)
 #   compare them: no slower than the build before, here and toward stock
 #   ONEBYTE=5 (1-byte scp runs per pair and direction, 0 skips)
@@ -64,10 +65,10 @@ OUT=${OUT:-$TOP/build/bench-tree/$(date +%Y%m%d-%H%M%S)}
 QUIET_LOAD=${QUIET_LOAD-$((3 * $(nproc)))}
 QUIET_WAIT=${QUIET_WAIT:-300}
 IPERF_PORT=5311
-declare -A PORT=([hpn]=2211 [stock]=2212)
+declare -A PORT=([hpn]=2211 [stock]=2212 [prev]=2213)
 # a pair: whose clients (tree-X) toward whose sshd (ssh_config-Y)
 declare -A PT=([hpn]=hpn [stock]=stock [prev]=prev [hpn-s]=hpn [prev-s]=prev)
-declare -A PC=([hpn]=hpn [stock]=stock [prev]=hpn [hpn-s]=stock [prev-s]=stock)
+declare -A PC=([hpn]=hpn [stock]=stock [prev]=prev [hpn-s]=stock [prev-s]=stock)
 EXTRA=
 [ -z "$PREV_TREE" ] || EXTRA=prev
 [ "$TOSTOCK" != 1 ] || EXTRA="$EXTRA hpn-s${PREV_TREE:+ prev-s}"
@@ -125,6 +126,7 @@ cleanup() {
 	[ -n "$iperf_pid" ] && kill "$iperf_pid" 2>/dev/null
 	bl_stop_server "$work" "${PORT[hpn]}" 2>/dev/null || true
 	bl_stop_server "$work" "${PORT[stock]}" 2>/dev/null || true
+	[ -z "$PREV_TREE" ] || bl_stop_server "$work" "${PORT[prev]}" 2>/dev/null || true
 	[ "$path_up" = 1 ] && { "$NP" down --name "$NAME" || true; }
 	rm -rf "$work"
 	[ $rc -ne 0 ] && bl_log "stopped (status $rc); partial results in $OUT"
@@ -148,7 +150,7 @@ tsshd_setup "$work" >/dev/null
 	echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- path: bench/netpath, $RATE Mbit/s, MTU $MTU, RTTs $RTTS ms; $CIPHER; tmpfs (/dev/shm) at both ends"
 	echo "- hpn: \`$("$work/tree-hpn/ssh" -V 2>&1)\`; stock: \`$("$work/tree-stock/ssh" -V 2>&1)\`; $(rsync --version | head -n 1)"
-	[ -z "$EXTRA" ] || echo "- pairs beside: $EXTRA (prev: the clients of $PREV_TREE; -s: toward the stock sshd)"
+	[ -z "$EXTRA" ] || echo "- pairs beside: $EXTRA (prev: the clients of $PREV_TREE toward its sshd; -s: toward the stock sshd)"
 } > "$OUT/meta.md"
 # resume rows: wall_s both commands, net_s the -Z one, data_s the killed one,
 # frac both against the uninterrupted copy, moved_bytes over the path
@@ -414,6 +416,8 @@ for rtt in $RTTS; do
 	grep '^RESULT' "$OUT/validate-rtt$rtt.txt" | sed "s/^RESULT/- validation at RTT $rtt ms:/" >> "$OUT/meta.md" || true
 	bl_start_server "$work" hpn "$work/tree-hpn" "${PORT[hpn]}" "$NAME" || bl_die "hpn sshd did not start"
 	bl_start_server "$work" stock "$work/tree-stock" "${PORT[stock]}" "$NAME" || bl_die "stock sshd did not start"
+	[ -z "$PREV_TREE" ] || bl_start_server "$work" prev "$work/tree-prev" "${PORT[prev]}" "$NAME" ||
+	    bl_die "the previous build's sshd did not start"
 	for ((rep = 1; rep <= REPS; rep++)); do
 		echo "tree-bench: rep $rep at RTT $rtt: $(uptime)"
 		declare -A IP=()
@@ -460,6 +464,7 @@ for rtt in $RTTS; do
 	done
 	bl_stop_server "$work" "${PORT[hpn]}"
 	bl_stop_server "$work" "${PORT[stock]}"
+	[ -z "$PREV_TREE" ] || bl_stop_server "$work" "${PORT[prev]}"
 	"$NP" down --name "$NAME"
 	path_up=0
 done
