@@ -76,6 +76,25 @@ send_read(struct xrun *x, struct xfile *f, u_int64_t off, u_int len)
 }
 
 /*
+ * A WRITE of f's len bytes at off out on its connection, counted against
+ * its budget (id: sent already, with INIT; 0: the next, to be sent now).
+ */
+static struct xreq *
+write_out(struct xrun *x, struct xfile *f, u_int id, u_int64_t off,
+    u_int len)
+{
+	struct xreq *q;
+
+	q = req_add(x, XR_WRITE, f, NULL, id);
+	q->off = off;
+	q->len = q->cost = len;
+	f->lane->ndata++;
+	f->lane->inflight += len;
+	f->nwrites++;
+	return q;
+}
+
+/*
  * The next WRITE of f, read from the local file straight into the output
  * buffer.  Returns 1 when one went out, 0 at the end of the file, -1 on a
  * local read error (said).
@@ -111,13 +130,7 @@ send_write(struct xrun *x, struct xfile *f)
 	if ((size_t)n < want &&
 	    (r = sshbuf_consume_end(l->obuf, want - n)) != 0)
 		fatal_fr(r, "consume");
-	q = req_new(x, XR_WRITE, f, NULL);
-	q->off = f->off;
-	q->len = n;
-	q->cost = n;
-	l->ndata++;
-	l->inflight += n;
-	f->nwrites++;
+	q = write_out(x, f, 0, f->off, n);
 	POKE_U32(p, hdr - 4 + n);
 	p[4] = SSH2_FXP_WRITE;
 	POKE_U32(p + 5, q->id);
@@ -330,7 +343,6 @@ spec_take(struct xrun *x, struct xfile *f)
 {
 	struct hpn_sftp *h = x->h;
 	struct spec *sp;
-	struct xreq *q;
 	u_int i;
 
 	for (i = 0; i < h->nspec; i++) {
@@ -353,12 +365,7 @@ spec_take(struct xrun *x, struct xfile *f)
 			f->lane->moved += sp->len;
 			continue;
 		}
-		q = req_add(x, XR_WRITE, f, NULL, sp->id);
-		q->off = sp->off;
-		q->len = q->cost = sp->len;
-		f->lane->ndata++;
-		f->lane->inflight += sp->len;
-		f->nwrites++;
+		(void)write_out(x, f, sp->id, sp->off, sp->len);
 	}
 	if (h->nspec > 0)
 		debug2_f("%u WRITEs with INIT: %s", h->nspec,
@@ -460,8 +467,8 @@ static void
 eput_adopt(struct xrun *x, struct xdir *d, struct eput *e)
 {
 	struct xfile *f;
-	struct xreq *q;
 	char *dst;
+	u_int64_t off;
 	u_int k;
 
 	dst = sftp_path_append(d->dst, e->name);
@@ -481,13 +488,9 @@ eput_adopt(struct xrun *x, struct xdir *d, struct eput *e)
 	f->lane->nhandles++;
 	f->ref = 1;
 	for (k = 0; k < e->nw; k++) {
-		q = req_add(x, XR_WRITE, f, NULL, e->id + 1 + k);
-		q->off = (u_int64_t)k * HPN_SFTP_SPEC_WRITE;
-		q->len = q->cost = MINIMUM(e->size - q->off,
-		    HPN_SFTP_SPEC_WRITE);
-		f->lane->ndata++;
-		f->lane->inflight += q->len;
-		f->nwrites++;
+		off = (u_int64_t)k * HPN_SFTP_SPEC_WRITE;
+		(void)write_out(x, f, e->id + 1 + k, off,
+		    MINIMUM(e->size - off, HPN_SFTP_SPEC_WRITE));
 	}
 	if (e->last != e->id + 1 + e->nw)
 		(void)req_add(x, XR_FSETSTAT, f, NULL, e->id + 1 + e->nw);

@@ -133,12 +133,7 @@ hpn_sftp_prefetch_put(const char *targ, const char *src, int recursive,
 	pf.put_dst = sftp_path_append(pf.path, name);
 	pf.put_preserve = preserve;
 	/* the attributes upstream's OPEN or MKDIR sends */
-	stat_to_attrib(&sb, &pf.put_a);
-	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
-	pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
-	pf.put_a.perm &= pf.put_dir ? 01777 : 0777;
-	if (!preserve)
-		pf.put_a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	put_attrib(&sb, preserve, pf.put_dir ? 01777 : 0777, &pf.put_a);
 	if (pf.put_dir)
 		pf.put_a.perm |= (S_IWUSR|S_IXUSR);
 	free(tmp);
@@ -422,13 +417,7 @@ eput_send(struct hpn_sftp *h, struct sshbuf *b)
 		e = &h->eput[h->neput];
 		memset(e, 0, sizeof(*e));
 		e->size = fsb.st_size;
-		/* as put_local_open() sets them */
-		stat_to_attrib(&fsb, &e->a);
-		e->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
-		e->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
-		e->a.perm &= 0777;
-		if (!h->put_preserve)
-			e->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+		put_attrib(&fsb, h->put_preserve, 0777, &e->a);
 		e->name = xstrdup(dp->d_name);
 		id0 = *h->msg_id;
 		sshbuf_reset(t);

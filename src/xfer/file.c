@@ -255,12 +255,7 @@ put_local_open(struct xrun *x, struct xfile *f, int fd)
 	}
 	x->total_bytes = x->total_bytes - f->size + sb.st_size;
 	f->size = sb.st_size;
-	stat_to_attrib(&sb, &f->a);
-	f->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
-	f->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
-	f->a.perm &= 0777;
-	if (!f->job->preserve)
-		f->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	put_attrib(&sb, f->job->preserve, 0777, &f->a);
 	file_rd_init(x, f);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,6 +89,22 @@ frame_handle(struct sshbuf *b, u_char type, u_int id, const u_char *handle,
 	    (a != NULL && (r = encode_attrib(b, a)) != 0))
 		fatal_fr(r, "compose");
 	frame_end(b, start);
+}
+
+/*
+ * The attributes an upload's OPEN (mask 0777) or MKDIR (01777) sends for
+ * a local file or directory st, as upstream sets them: no size, owner or
+ * group; times only with -p.
+ */
+void
+put_attrib(const struct stat *st, int preserve, u_int mask, Attrib *a)
+{
+	stat_to_attrib(st, a);
+	a->flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	a->flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	a->perm &= mask;
+	if (!preserve)
+		a->flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
 }
 
 /* HPN_TREE_EXT: open path's subtree, at most depth levels below it. */

@@ -68,6 +68,8 @@ void	frame_path(struct sshbuf *, u_char, u_int, const char *,
 void	frame_handle(struct sshbuf *, u_char, u_int, const u_char *, size_t,
 	    const Attrib *);
 void	frame_tree(struct sshbuf *, u_int, const char *, u_int);
+struct stat;
+void	put_attrib(const struct stat *, int, u_int, Attrib *);
 int	sftp_reply_head(struct sshbuf *, u_char *, u_int *);
 int	sftp_reply(struct sshbuf *, u_char, u_char, struct sftp_reply *,
 	    char *, size_t);
